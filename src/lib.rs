@@ -1,0 +1,2 @@
+//! `queens`: N-Queens as a gRPC service.
+pub mod solver;

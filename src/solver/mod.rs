@@ -1,0 +1,19 @@
+//! The N-Queens search core: validated questions in, boards or counts out.
+//!
+//! Pure and synchronous: no tokio, no I/O, no gRPC types. Enumeration pushes boards into a
+//! [`Sink`] that can stop the search at any board or poll; counting has its own path that
+//! never builds boards. Cancellation of a count is a flag the search polls. The naive oracle
+//! the fast search is tested against lives in `naive.rs` (tests only).
+
+mod problem;
+mod search;
+mod symmetry;
+
+#[cfg(test)]
+mod naive;
+#[cfg(test)]
+mod tests;
+
+pub use problem::{Problem, QueryError, Shard, Square, MAX_N};
+pub use search::{count, enumerate, CountError, Counts, Sink};
+pub use symmetry::class_size;

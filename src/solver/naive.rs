@@ -1,0 +1,60 @@
+//! The oracle: plain backtracking over permutations with explicit attack checks, and
+//! symmetry classes from explicit coordinate transforms. Slow and obviously right.
+
+/// Every solution of the n×n board, in lexicographic order.
+pub(super) fn solutions(n: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut board = Vec::with_capacity(n);
+    extend(n, &mut board, &mut out);
+    out
+}
+
+fn extend(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
+    if board.len() == n {
+        out.push(board.clone());
+        return;
+    }
+    for c in 0..n as u8 {
+        let r = board.len();
+        let safe = board.iter().enumerate().all(|(qr, &qc)| {
+            qc != c && (r - qr) as i32 != (i32::from(c) - i32::from(qc)).abs()
+        });
+        if safe {
+            board.push(c);
+            extend(n, board, out);
+            board.pop();
+        }
+    }
+}
+
+/// The eight images of a board under rotations and reflections, as column vectors.
+pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
+    let n = board.len();
+    let last = n - 1;
+    let squares: Vec<(usize, usize)> = board.iter().enumerate().map(|(r, &c)| (r, c as usize)).collect();
+    let maps: [fn(usize, usize, usize) -> (usize, usize); 8] = [
+        |_, r, c| (r, c),
+        |l, r, c| (r, l - c),
+        |l, r, c| (l - r, c),
+        |l, r, c| (l - r, l - c),
+        |_, r, c| (c, r),
+        |l, r, c| (l - c, l - r),
+        |l, r, c| (c, l - r),
+        |l, r, c| (l - c, r),
+    ];
+    maps.iter()
+        .map(|f| {
+            let mut image = vec![0u8; n];
+            for &(r, c) in &squares {
+                let (r2, c2) = f(last, r, c);
+                image[r2] = c2 as u8;
+            }
+            image
+        })
+        .collect()
+}
+
+/// Whether a board is the least of its class.
+pub(super) fn is_representative(board: &[u8]) -> bool {
+    images(board).iter().all(|image| board <= image.as_slice())
+}

@@ -1,0 +1,482 @@
+//! The bitboard backtracking search: one engine for enumeration (boards pushed into a
+//! [`Sink`] in lexicographic order, with resume and limit) and a separate counting path.
+//!
+//! Rows are placed top to bottom and each row tries its columns in ascending order, so
+//! boards come out in lexicographic order of their column vectors. Shards are sets of the
+//! search tree's prefixes: the prefixes at a split depth, numbered in lexicographic order,
+//! go round-robin to the parts. The split depth depends only on the problem, never on
+//! `start_after` or `limit`, so a resumed or paged shard is the same shard.
+
+use super::problem::{full_mask, Problem};
+use super::symmetry::{class_size, corner_mask};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Largest board handled; matches [`super::MAX_N`].
+const MAX: usize = 32;
+
+/// The search polls its sink (or cancel flag) once every this many nodes: often enough to
+/// stop within microseconds, rarely enough to cost nothing.
+const POLL_EVERY: u64 = 1 << 12;
+
+/// Prefixes per part the shard split aims for, so that round-robin parts balance.
+const PREFIXES_PER_PART: u64 = 4;
+
+/// The split stops deepening once it has this many prefixes: enough for any useful number of
+/// parts, small enough to walk for every request.
+const MAX_SPLIT_PREFIXES: u64 = 1 << 16;
+
+/// Node budget for choosing the split depth (a few milliseconds of search); past it the
+/// split keeps the depth it had, so a sparse, heavily constrained tree costs little.
+const SPLIT_NODE_BUDGET: u64 = 1 << 22;
+
+/// Receives the boards of an enumeration; either method can stop the search.
+pub trait Sink {
+    /// Takes one board (`columns[r]` is the column of row r's queen).
+    fn push(&mut self, columns: &[u8]) -> ControlFlow<()>;
+
+    /// Called every few thousand search nodes, whether or not boards were found, so a sink
+    /// can flush what it holds or notice its consumer has gone.
+    fn poll(&mut self) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}
+
+/// What the counting path found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    /// Solutions in the (part of the) search.
+    pub solutions: u64,
+    /// Symmetry classes among them; `None` when queens were fixed.
+    pub fundamental: Option<u64>,
+}
+
+/// Why a count ended without a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountError {
+    /// The cancel flag was raised.
+    Cancelled,
+    /// The total does not fit in a `u64`.
+    Overflow,
+}
+
+impl std::fmt::Display for CountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CountError::Cancelled => write!(f, "the count was cancelled"),
+            CountError::Overflow => write!(f, "the number of solutions does not fit in 64 bits"),
+        }
+    }
+}
+
+impl std::error::Error for CountError {}
+
+/// Pushes the boards of `problem` into `sink` in lexicographic order: only those after
+/// `start_after` (if given; `n` columns each below `n`), at most `limit` of them (if given).
+/// Returns `Break` when the sink stopped the search.
+pub fn enumerate<S: Sink>(
+    problem: &Problem,
+    start_after: Option<&[u8]>,
+    limit: Option<u64>,
+    sink: &mut S,
+) -> ControlFlow<()> {
+    if limit == Some(0) {
+        return ControlFlow::Continue(());
+    }
+    let mut visitor = Emit {
+        sink,
+        fundamental: problem.fundamental(),
+        remaining: limit.unwrap_or(u64::MAX),
+    };
+    let mut engine = Engine::new(problem, problem.fundamental());
+    let flow = engine.run(start_after, &mut visitor);
+    if visitor.remaining == 0 {
+        return ControlFlow::Continue(());
+    }
+    flow
+}
+
+/// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)
+/// without producing boards. Polls `cancel` every few thousand nodes.
+pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountError> {
+    let symmetric = problem.fixed().is_empty();
+    let mut engine = Engine::new(problem, symmetric);
+    if symmetric {
+        let mut visitor = Classes {
+            cancel,
+            solutions: 0,
+            classes: 0,
+            overflow: false,
+        };
+        let flow = engine.run(None, &mut visitor);
+        if visitor.overflow {
+            return Err(CountError::Overflow);
+        }
+        if flow.is_break() {
+            return Err(CountError::Cancelled);
+        }
+        Ok(Counts {
+            solutions: visitor.solutions,
+            fundamental: Some(visitor.classes),
+        })
+    } else {
+        let mut total = 0u64;
+        match engine.count_plain(0, 0, 0, 0, &mut total, cancel) {
+            ControlFlow::Continue(()) => Ok(Counts {
+                solutions: total,
+                fundamental: None,
+            }),
+            ControlFlow::Break(()) => Err(CountError::Cancelled),
+        }
+    }
+}
+
+/// What the engine does at a full board and at poll time.
+trait Visitor {
+    /// A complete board.
+    fn leaf(&mut self, columns: &[u8]) -> ControlFlow<()>;
+    /// Periodic check.
+    fn poll(&mut self) -> ControlFlow<()>;
+}
+
+/// Enumeration: representatives only when `fundamental`, and a limit.
+struct Emit<'a, S: Sink> {
+    sink: &'a mut S,
+    fundamental: bool,
+    remaining: u64,
+}
+
+impl<S: Sink> Visitor for Emit<'_, S> {
+    fn leaf(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        if self.fundamental && class_size(columns).is_none() {
+            return ControlFlow::Continue(());
+        }
+        self.sink.push(columns)?;
+        self.remaining -= 1;
+        if self.remaining == 0 {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn poll(&mut self) -> ControlFlow<()> {
+        self.sink.poll()
+    }
+}
+
+/// Counting over representatives: each adds its class size to the solutions.
+struct Classes<'a> {
+    cancel: &'a AtomicBool,
+    solutions: u64,
+    classes: u64,
+    overflow: bool,
+}
+
+impl Visitor for Classes<'_> {
+    fn leaf(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        if let Some(size) = class_size(columns) {
+            self.classes += 1;
+            match self.solutions.checked_add(size) {
+                Some(total) => self.solutions = total,
+                None => {
+                    self.overflow = true;
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn poll(&mut self) -> ControlFlow<()> {
+        cancelled(self.cancel)
+    }
+}
+
+/// `Break` when the flag is raised.
+fn cancelled(cancel: &AtomicBool) -> ControlFlow<()> {
+    if cancel.load(Ordering::Relaxed) {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// The state of one search: per-row allowed columns, the partial board, the shard split.
+struct Engine {
+    n: usize,
+    full: u32,
+    /// Allowed columns per row from the fixed queens, before symmetry pruning.
+    base: [u32; MAX],
+    /// Allowed columns per row now (with the corner masks of the current row-0 column).
+    allowed: [u32; MAX],
+    /// Whether the search is restricted to symmetry-class representatives.
+    symmetric: bool,
+    columns: [u8; MAX],
+    nodes: u64,
+    /// Depth whose prefixes are dealt to the parts (0: the root alone, all in part 0).
+    split: usize,
+    parts: u64,
+    part: u64,
+    /// Prefixes at the split depth seen so far, in lexicographic order.
+    prefix: u64,
+}
+
+impl Engine {
+    fn new(problem: &Problem, symmetric: bool) -> Engine {
+        let n = problem.n() as usize;
+        let mut base = [0u32; MAX];
+        base[..n].copy_from_slice(&problem.allowed_rows());
+        let mut engine = Engine {
+            n,
+            full: full_mask(problem.n()),
+            base,
+            allowed: base,
+            symmetric,
+            columns: [0; MAX],
+            nodes: 0,
+            split: 0,
+            parts: u64::from(problem.shard().parts()),
+            part: u64::from(problem.shard().index),
+            prefix: 0,
+        };
+        if symmetric {
+            // Row 0 of a representative lies in the left half (its mirror would be smaller).
+            engine.allowed[0] &= engine.full >> (n / 2);
+        }
+        engine.split = engine.choose_split();
+        engine
+    }
+
+    /// The shallowest depth with enough prefixes for the parts, within a node budget.
+    fn choose_split(&mut self) -> usize {
+        if self.parts <= 1 || self.n <= 1 {
+            return 0;
+        }
+        let target = (self.parts * PREFIXES_PER_PART).min(MAX_SPLIT_PREFIXES);
+        let mut budget = SPLIT_NODE_BUDGET;
+        let mut depth = 1;
+        while depth < self.n - 1 {
+            match self.prefixes(0, 0, 0, 0, depth, &mut budget) {
+                Some(found) if found >= target => return depth,
+                Some(_) => depth += 1,
+                None => return depth - 1,
+            }
+        }
+        depth
+    }
+
+    /// Number of nodes at `depth` below the node at `row`; `None` when the budget runs out.
+    fn prefixes(
+        &mut self,
+        row: usize,
+        cm: u32,
+        d1: u32,
+        d2: u32,
+        depth: usize,
+        budget: &mut u64,
+    ) -> Option<u64> {
+        if row == depth {
+            return Some(1);
+        }
+        *budget = budget.checked_sub(1)?;
+        let mut avail = self.allowed[row] & !(cm | d1 | d2);
+        let mut total = 0;
+        while avail != 0 {
+            let bit = avail & avail.wrapping_neg();
+            avail ^= bit;
+            self.place(row, bit);
+            total += self.prefixes(
+                row + 1,
+                cm | bit,
+                ((d1 | bit) << 1) & self.full,
+                (d2 | bit) >> 1,
+                depth,
+                budget,
+            )?;
+        }
+        Some(total)
+    }
+
+    /// Records the queen of `row`; at row 0 of a symmetric search, sets the corner masks.
+    #[inline]
+    fn place(&mut self, row: usize, bit: u32) {
+        let column = bit.trailing_zeros();
+        self.columns[row] = column as u8;
+        if row == 0 && self.symmetric {
+            for r in 1..self.n {
+                self.allowed[r] =
+                    self.base[r] & corner_mask(self.n as u32, column, r as u32, self.full);
+            }
+        }
+    }
+
+    /// Whether the node just entered at the split depth belongs to this part (and counts it).
+    #[inline]
+    fn in_part(&mut self) -> bool {
+        let mine = self.prefix % self.parts == self.part;
+        self.prefix += 1;
+        mine
+    }
+
+    /// Runs the search from the root, after `start_after` when given.
+    fn run<V: Visitor>(&mut self, start_after: Option<&[u8]>, v: &mut V) -> ControlFlow<()> {
+        match start_after {
+            Some(bound) => self.tight(0, 0, 0, 0, bound, v),
+            None => self.free(0, 0, 0, 0, v),
+        }
+    }
+
+    /// Counts a node and polls the visitor every [`POLL_EVERY`] nodes.
+    #[inline]
+    fn tick<V: Visitor>(&mut self, v: &mut V) -> ControlFlow<()> {
+        self.nodes += 1;
+        if self.nodes % POLL_EVERY == 0 {
+            v.poll()?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Visits every board below the node at `row`.
+    fn free<V: Visitor>(
+        &mut self,
+        row: usize,
+        cm: u32,
+        d1: u32,
+        d2: u32,
+        v: &mut V,
+    ) -> ControlFlow<()> {
+        if row == self.split && !self.in_part() {
+            return ControlFlow::Continue(());
+        }
+        self.tick(v)?;
+        let mut avail = self.allowed[row] & !(cm | d1 | d2);
+        while avail != 0 {
+            let bit = avail & avail.wrapping_neg();
+            avail ^= bit;
+            self.place(row, bit);
+            if row + 1 == self.n {
+                v.leaf(&self.columns[..self.n])?;
+            } else {
+                self.free(
+                    row + 1,
+                    cm | bit,
+                    ((d1 | bit) << 1) & self.full,
+                    (d2 | bit) >> 1,
+                    v,
+                )?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Visits the boards below the node at `row` that come strictly after `bound`, given that
+    /// rows above `row` equal `bound`'s.
+    fn tight<V: Visitor>(
+        &mut self,
+        row: usize,
+        cm: u32,
+        d1: u32,
+        d2: u32,
+        bound: &[u8],
+        v: &mut V,
+    ) -> ControlFlow<()> {
+        if row == self.split && !self.in_part() {
+            return ControlFlow::Continue(());
+        }
+        self.tick(v)?;
+        let b = u32::from(bound[row]);
+        let avail = self.allowed[row] & !(cm | d1 | d2);
+        let below = avail & ((1u32 << b) - 1);
+        if row < self.split {
+            // Skipped subtrees still own prefixes at the split depth: number them.
+            self.skip_prefixes(row, cm, d1, d2, below);
+        }
+        let on = avail & (1u32 << b);
+        if on != 0 && row + 1 < self.n {
+            self.place(row, on);
+            self.tight(
+                row + 1,
+                cm | on,
+                ((d1 | on) << 1) & self.full,
+                (d2 | on) >> 1,
+                bound,
+                v,
+            )?;
+        }
+        let mut above = avail & !(((2u64 << b) - 1) as u32);
+        while above != 0 {
+            let bit = above & above.wrapping_neg();
+            above ^= bit;
+            self.place(row, bit);
+            if row + 1 == self.n {
+                v.leaf(&self.columns[..self.n])?;
+            } else {
+                self.free(
+                    row + 1,
+                    cm | bit,
+                    ((d1 | bit) << 1) & self.full,
+                    (d2 | bit) >> 1,
+                    v,
+                )?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Advances the prefix numbering past the subtrees of `row`'s columns in `bits`.
+    fn skip_prefixes(&mut self, row: usize, cm: u32, d1: u32, d2: u32, mut bits: u32) {
+        let mut unlimited = u64::MAX;
+        while bits != 0 {
+            let bit = bits & bits.wrapping_neg();
+            bits ^= bit;
+            self.place(row, bit);
+            let below = self.prefixes(
+                row + 1,
+                cm | bit,
+                ((d1 | bit) << 1) & self.full,
+                (d2 | bit) >> 1,
+                self.split,
+                &mut unlimited,
+            );
+            self.prefix += below.unwrap_or(0);
+        }
+    }
+
+    /// The counting path for problems without symmetry (fixed queens): no boards, the last
+    /// row counted by its free columns.
+    fn count_plain(
+        &mut self,
+        row: usize,
+        cm: u32,
+        d1: u32,
+        d2: u32,
+        total: &mut u64,
+        cancel: &AtomicBool,
+    ) -> ControlFlow<()> {
+        if row == self.split && !self.in_part() {
+            return ControlFlow::Continue(());
+        }
+        self.nodes += 1;
+        if self.nodes % POLL_EVERY == 0 {
+            cancelled(cancel)?;
+        }
+        let mut avail = self.allowed[row] & !(cm | d1 | d2);
+        if row + 1 == self.n {
+            *total += u64::from(avail.count_ones());
+            return ControlFlow::Continue(());
+        }
+        while avail != 0 {
+            let bit = avail & avail.wrapping_neg();
+            avail ^= bit;
+            self.count_plain(
+                row + 1,
+                cm | bit,
+                ((d1 | bit) << 1) & self.full,
+                (d2 | bit) >> 1,
+                total,
+                cancel,
+            )?;
+        }
+        ControlFlow::Continue(())
+    }
+}
