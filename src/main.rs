@@ -1,3 +1,215 @@
-fn main() {
-    println!("Hello, world!");
+//! The `queens` binary: parses flags and calls the library. `serve` runs the server;
+//! `count` and `enumerate` are clients of a running server.
+
+use clap::{Args, Parser, Subcommand};
+use queens::client::{self, DEFAULT_URL};
+use queens::config::{Config, DEFAULT_MAX_N};
+use queens::pb::{CountRequest, EnumerateRequest, Shard, Square};
+use std::io::Write;
+use std::process::ExitCode;
+use tokio::net::TcpListener;
+
+/// N-Queens as a gRPC service, and a client for it.
+#[derive(Parser, Debug)]
+#[command(name = "queens", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What to do.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve queens.v1.Queens (with health and reflection) until SIGTERM or Ctrl-C.
+    Serve {
+        /// Address to listen on (port 0 picks a free port; the log line names it).
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+        /// Largest board size accepted, for Count and Enumerate alike (at most 32).
+        #[arg(long, default_value_t = DEFAULT_MAX_N, value_parser = clap::value_parser!(u32).range(1..=32))]
+        max_n: u32,
+    },
+    /// Count the solutions of an n×n board on a running server.
+    Count {
+        /// Board size.
+        n: u32,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Stream the solutions of an n×n board from a running server, in lexicographic order.
+    Enumerate {
+        /// Board size.
+        n: u32,
+        #[command(flatten)]
+        common: Common,
+        /// Only one board per symmetry class (rotations and reflections): the least.
+        #[arg(long)]
+        fundamental: bool,
+        /// At most this many boards (0: no limit).
+        #[arg(long, default_value_t = 0)]
+        limit: u64,
+        /// Print column vectors (`1,3,0,2`), one per line, instead of rendered boards.
+        #[arg(long)]
+        compact: bool,
+        /// Resume after this column vector (n comma-separated columns).
+        #[arg(long, value_name = "C,C,...", value_delimiter = ',')]
+        start_after: Vec<u32>,
+        /// Boards per response message (0: the server chooses).
+        #[arg(long, default_value_t = 0)]
+        batch_size: u32,
+    },
+}
+
+/// Flags shared by the client commands.
+#[derive(Args, Debug)]
+struct Common {
+    /// Server URL (or host:port).
+    #[arg(long, default_value = DEFAULT_URL)]
+    addr: String,
+    /// A queen every solution must contain, as ROW,COLUMN (from 0); repeat for more.
+    #[arg(long, value_name = "R,C", value_parser = parse_square)]
+    fixed: Vec<Square>,
+    /// Only part I of K disjoint parts of the search (parts 0..K-1 add up to the whole).
+    #[arg(long, value_name = "I/K", value_parser = parse_shard)]
+    shard: Option<Shard>,
+}
+
+fn parse_square(s: &str) -> Result<Square, String> {
+    let (row, column) = s.split_once(',').ok_or("expected ROW,COLUMN")?;
+    Ok(Square {
+        row: row.trim().parse().map_err(|e| format!("row: {e}"))?,
+        column: column.trim().parse().map_err(|e| format!("column: {e}"))?,
+    })
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (index, count) = s.split_once('/').ok_or("expected INDEX/COUNT, e.g. 0/4")?;
+    Ok(Shard {
+        index: index.trim().parse().map_err(|e| format!("index: {e}"))?,
+        count: count.trim().parse().map_err(|e| format!("count: {e}"))?,
+    })
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Serve { addr, max_n } => serve(&addr, max_n).await,
+        Command::Count { n, common } => count(n, common).await,
+        Command::Enumerate {
+            n,
+            common,
+            fundamental,
+            limit,
+            compact,
+            start_after,
+            batch_size,
+        } => {
+            let request = EnumerateRequest {
+                n,
+                fundamental,
+                fixed: common.fixed,
+                shard: common.shard,
+                start_after,
+                limit,
+                batch_size,
+                compact,
+            };
+            enumerate(&common.addr, request).await
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The text of a failed call: its status code and message.
+fn status_text(status: tonic::Status) -> String {
+    format!("{:?}: {}", status.code(), status.message())
+}
+
+async fn serve(addr: &str, max_n: u32) -> Result<(), String> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("queens: listening on {local} (max n {max_n})");
+    let config = Config {
+        max_n,
+        ..Config::default()
+    };
+    queens::server::run(listener, config, shutdown_signal())
+        .await
+        .map_err(|e| format!("server failed: {e}"))?;
+    eprintln!("queens: stopped");
+    Ok(())
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    eprintln!("queens: shutting down");
+}
+
+async fn count(n: u32, common: Common) -> Result<(), String> {
+    let mut client = client::connect(&common.addr)
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", common.addr))?;
+    let request = CountRequest {
+        n,
+        fixed: common.fixed,
+        shard: common.shard,
+    };
+    let counts = client
+        .count(request)
+        .await
+        .map_err(status_text)?
+        .into_inner();
+    println!("solutions: {}", counts.solutions);
+    if let Some(fundamental) = counts.fundamental {
+        println!("fundamental: {fundamental}");
+    }
+    Ok(())
+}
+
+async fn enumerate(addr: &str, request: EnumerateRequest) -> Result<(), String> {
+    let compact = request.compact;
+    let mut client = client::connect(addr)
+        .await
+        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+    let mut stream = client
+        .enumerate(request)
+        .await
+        .map_err(status_text)?
+        .into_inner();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut first = true;
+    while let Some(response) = stream.message().await.map_err(status_text)? {
+        for board in &response.boards {
+            let written = if compact {
+                writeln!(out, "{}", client::compact(board))
+            } else {
+                let gap = if first { "" } else { "\n" };
+                write!(out, "{gap}{}", client::classic(board))
+            };
+            first = false;
+            if written.is_err() {
+                return Ok(()); // stdout closed (e.g. `| head`): stop quietly.
+            }
+        }
+        if out.flush().is_err() {
+            return Ok(());
+        }
+    }
+    let _ = out.flush();
+    Ok(())
 }

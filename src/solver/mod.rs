@@ -14,6 +14,6 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use problem::{Problem, QueryError, Shard, Square, MAX_N};
-pub use search::{count, enumerate, CountError, Counts, Sink};
+pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
+pub use search::{CountError, Counts, Sink, count, enumerate};
 pub use symmetry::class_size;

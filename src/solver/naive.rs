@@ -16,9 +16,10 @@ fn extend(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
     }
     for c in 0..n as u8 {
         let r = board.len();
-        let safe = board.iter().enumerate().all(|(qr, &qc)| {
-            qc != c && (r - qr) as i32 != (i32::from(c) - i32::from(qc)).abs()
-        });
+        let safe = board
+            .iter()
+            .enumerate()
+            .all(|(qr, &qc)| qc != c && (r - qr) as i32 != (i32::from(c) - i32::from(qc)).abs());
         if safe {
             board.push(c);
             extend(n, board, out);
@@ -31,7 +32,11 @@ fn extend(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
 pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
     let n = board.len();
     let last = n - 1;
-    let squares: Vec<(usize, usize)> = board.iter().enumerate().map(|(r, &c)| (r, c as usize)).collect();
+    let squares: Vec<(usize, usize)> = board
+        .iter()
+        .enumerate()
+        .map(|(r, &c)| (r, c as usize))
+        .collect();
     let maps: [fn(usize, usize, usize) -> (usize, usize); 8] = [
         |_, r, c| (r, c),
         |l, r, c| (r, l - c),

@@ -94,7 +94,10 @@ impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             QueryError::BoardSize { n, max } => {
-                write!(f, "n: {n} is not a supported board size; n must be between 1 and {max}")
+                write!(
+                    f,
+                    "n: {n} is not a supported board size; n must be between 1 and {max}"
+                )
             }
             QueryError::FixedOffBoard { index, square, n } => write!(
                 f,

@@ -7,7 +7,7 @@
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
 
-use super::problem::{full_mask, Problem};
+use super::problem::{Problem, full_mask};
 use super::symmetry::{class_size, corner_mask};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -21,13 +21,13 @@ pub fn class_size(columns: &[u8]) -> Option<u64> {
     let inv = &inverse[..n];
     // Image r-th entries of the seven non-identity symmetries, as functions of r.
     let images: [&dyn Fn(usize) -> u8; 7] = [
-        &|r| last - columns[r],          // mirror left-right
-        &|r| columns[n - 1 - r],         // flip top-bottom
-        &|r| last - columns[n - 1 - r],  // rotate 180
-        &|r| inv[r],                     // transpose (main diagonal)
-        &|r| last - inv[r],              // rotate 90
-        &|r| inv[n - 1 - r],             // rotate 270
-        &|r| last - inv[n - 1 - r],      // anti-diagonal reflection
+        &|r| last - columns[r],         // mirror left-right
+        &|r| columns[n - 1 - r],        // flip top-bottom
+        &|r| last - columns[n - 1 - r], // rotate 180
+        &|r| inv[r],                    // transpose (main diagonal)
+        &|r| last - inv[r],             // rotate 90
+        &|r| inv[n - 1 - r],            // rotate 270
+        &|r| last - inv[n - 1 - r],     // anti-diagonal reflection
     ];
     let mut stabilizer = 1u64;
     for image in images {

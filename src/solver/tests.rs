@@ -88,9 +88,17 @@ fn n4_is_the_classic_pair() {
 fn small_boards_match_the_oracle() {
     for n in 1..=9u32 {
         let all = naive::solutions(n as usize);
-        assert_eq!(boards(&problem(n, &[], false, Shard::WHOLE), None, None), all, "n={n}");
+        assert_eq!(
+            boards(&problem(n, &[], false, Shard::WHOLE), None, None),
+            all,
+            "n={n}"
+        );
         let reps = oracle(n as usize, &[], true);
-        assert_eq!(boards(&problem(n, &[], true, Shard::WHOLE), None, None), reps, "n={n}");
+        assert_eq!(
+            boards(&problem(n, &[], true, Shard::WHOLE), None, None),
+            reps,
+            "n={n}"
+        );
         let counts = count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
         assert_eq!(counts.solutions, all.len() as u64, "n={n}");
         assert_eq!(counts.fundamental, Some(reps.len() as u64), "n={n}");
@@ -120,8 +128,14 @@ fn fixed_queens_match_the_oracle() {
         let p = problem(n, &fixed, false, Shard::WHOLE);
         assert_eq!(boards(&p, None, None), expected, "n={n} fixed={fixed:?}");
         let counts = count(&p, &never()).unwrap();
-        let fundamental = fixed.is_empty().then(|| oracle(n as usize, &[], true).len() as u64);
-        assert_eq!(counts.solutions, expected.len() as u64, "n={n} fixed={fixed:?}");
+        let fundamental = fixed
+            .is_empty()
+            .then(|| oracle(n as usize, &[], true).len() as u64);
+        assert_eq!(
+            counts.solutions,
+            expected.len() as u64,
+            "n={n} fixed={fixed:?}"
+        );
         assert_eq!(counts.fundamental, fundamental);
     }
 }
@@ -153,7 +167,11 @@ fn start_after_and_limit_match_the_oracle() {
     for _ in 0..400 {
         let n = 1 + rng.below(9) as u32;
         let fundamental = rng.below(3) == 0;
-        let fixed = if fundamental { vec![] } else { random_fixed(&mut rng, n) };
+        let fixed = if fundamental {
+            vec![]
+        } else {
+            random_fixed(&mut rng, n)
+        };
         let all = oracle(n as usize, &fixed, fundamental);
         let after = match (rng.below(2), all.is_empty()) {
             (0, false) => all[rng.below(all.len() as u64) as usize].clone(),
@@ -184,7 +202,11 @@ fn shards_partition_the_result_and_resume_within_themselves() {
     for _ in 0..150 {
         let n = 1 + rng.below(9) as u32;
         let fundamental = rng.below(3) == 0;
-        let fixed = if fundamental { vec![] } else { random_fixed(&mut rng, n) };
+        let fixed = if fundamental {
+            vec![]
+        } else {
+            random_fixed(&mut rng, n)
+        };
         let count_parts = 1 + rng.below(40) as u32;
         let all = oracle(n as usize, &fixed, fundamental);
         let mut union = Vec::new();
@@ -200,8 +222,16 @@ fn shards_partition_the_result_and_resume_within_themselves() {
             assert!(part.windows(2).all(|w| w[0] < w[1]), "part in order");
             // Resuming inside the part gives the rest of the same part.
             let after = random_vector(&mut rng, n);
-            let rest: Vec<_> = part.iter().filter(|b| b.as_slice() > after.as_slice()).cloned().collect();
-            assert_eq!(boards(&p, Some(&after), None), rest, "n={n} {shard:?} after={after:?}");
+            let rest: Vec<_> = part
+                .iter()
+                .filter(|b| b.as_slice() > after.as_slice())
+                .cloned()
+                .collect();
+            assert_eq!(
+                boards(&p, Some(&after), None),
+                rest,
+                "n={n} {shard:?} after={after:?}"
+            );
             union.extend(part);
             let counted = count(&problem(n, &fixed, false, shard), &never()).unwrap();
             solutions += counted.solutions;
@@ -220,7 +250,15 @@ fn shards_split_large_boards_evenly_enough() {
     let parts = 7;
     let mut sizes = Vec::new();
     for index in 0..parts {
-        let p = problem(12, &[], false, Shard { index, count: parts });
+        let p = problem(
+            12,
+            &[],
+            false,
+            Shard {
+                index,
+                count: parts,
+            },
+        );
         sizes.push(count(&p, &never()).unwrap().solutions);
     }
     assert_eq!(sizes.iter().sum::<u64>(), 14_200);
@@ -281,9 +319,24 @@ fn the_largest_board_streams_at_once() {
     for b in &first {
         assert!(naive_valid(b));
     }
-    let reps = boards(&problem(32, &[], true, Shard { index: 5, count: 1000 }), None, Some(2));
+    let reps = boards(
+        &problem(
+            32,
+            &[],
+            true,
+            Shard {
+                index: 5,
+                count: 1000,
+            },
+        ),
+        None,
+        Some(2),
+    );
     assert_eq!(reps.len(), 2);
-    assert!(reps.iter().all(|b| naive::is_representative(b) && naive_valid(b)));
+    assert!(
+        reps.iter()
+            .all(|b| naive::is_representative(b) && naive_valid(b))
+    );
 }
 
 fn naive_valid(b: &[u8]) -> bool {
@@ -299,14 +352,38 @@ fn invalid_questions_name_their_field() {
     let cases: Vec<(Result<Problem, QueryError>, &str)> = vec![
         (Problem::new(0, &[], false, Shard::WHOLE), "n: 0"),
         (Problem::new(33, &[], false, Shard::WHOLE), "n: 33"),
-        (Problem::with_max_n(13, &[], false, Shard::WHOLE, 12), "n: 13"),
-        (Problem::new(8, &[sq(8, 0)], false, Shard::WHOLE), "fixed[0]"),
-        (Problem::new(8, &[sq(0, 1), sq(2, 9)], false, Shard::WHOLE), "fixed[1]"),
-        (Problem::new(8, &[sq(1, 1), sq(1, 1)], false, Shard::WHOLE), "listed twice"),
-        (Problem::new(8, &[sq(1, 1)], true, Shard::WHOLE), "fundamental"),
-        (Problem::new(8, &[], false, Shard { index: 3, count: 3 }), "shard.index: 3"),
-        (Problem::new(8, &[], false, Shard { index: 1, count: 0 }), "shard.index: 1"),
-        (Problem::new(8, &[], false, Shard { index: 1, count: 1 }), "shard.index: 1"),
+        (
+            Problem::with_max_n(13, &[], false, Shard::WHOLE, 12),
+            "n: 13",
+        ),
+        (
+            Problem::new(8, &[sq(8, 0)], false, Shard::WHOLE),
+            "fixed[0]",
+        ),
+        (
+            Problem::new(8, &[sq(0, 1), sq(2, 9)], false, Shard::WHOLE),
+            "fixed[1]",
+        ),
+        (
+            Problem::new(8, &[sq(1, 1), sq(1, 1)], false, Shard::WHOLE),
+            "listed twice",
+        ),
+        (
+            Problem::new(8, &[sq(1, 1)], true, Shard::WHOLE),
+            "fundamental",
+        ),
+        (
+            Problem::new(8, &[], false, Shard { index: 3, count: 3 }),
+            "shard.index: 3",
+        ),
+        (
+            Problem::new(8, &[], false, Shard { index: 1, count: 0 }),
+            "shard.index: 1",
+        ),
+        (
+            Problem::new(8, &[], false, Shard { index: 1, count: 1 }),
+            "shard.index: 1",
+        ),
     ];
     for (result, needle) in cases {
         let message = result.expect_err(needle).to_string();
@@ -318,5 +395,8 @@ fn invalid_questions_name_their_field() {
     let message = p.check_start_after(&[1, 2, 4, 0]).unwrap_err().to_string();
     assert!(message.starts_with("start_after[2]: 4"), "{message}");
     assert_eq!(p.check_start_after(&[]), Ok(None));
-    assert_eq!(p.check_start_after(&[3, 3, 3, 3]), Ok(Some(vec![3, 3, 3, 3])));
+    assert_eq!(
+        p.check_start_after(&[3, 3, 3, 3]),
+        Ok(Some(vec![3, 3, 3, 3]))
+    );
 }

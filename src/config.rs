@@ -1,0 +1,61 @@
+//! Every knob of the server and its default, in one place, each with the reason for its value.
+//!
+//! The binary fills a [`Config`] from its flags; tests build one directly. Nothing here does
+//! any work.
+
+use std::time::Duration;
+
+/// Largest board a server answers for by default: the core's limit (`u32` row masks).
+pub const DEFAULT_MAX_N: u32 = crate::solver::MAX_N;
+
+/// Largest serialized response message: 4 MiB, the default receive limit of every
+/// mainstream gRPC client (grpc-go, grpcio, grpc-js, tonic). Batches shrink to stay under it.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes a response message aims for when the request leaves `batch_size` at 0: 64 KiB
+/// amortises per-message costs (framing, a channel hop, a syscall) over hundreds to
+/// thousands of boards, while each message stays small enough to arrive promptly.
+pub const DEFAULT_BATCH_BYTES: usize = 64 * 1024;
+
+/// Messages the producer may run ahead of the client. Small, because each holds up to
+/// [`DEFAULT_BATCH_BYTES`] (or 4 MiB with a large `batch_size`): memory per stream stays
+/// bounded at a few messages whatever the size of the result.
+pub const CHANNEL_MESSAGES: usize = 4;
+
+/// Longest a found board waits in a partly filled batch: sparse searches (fixed queens,
+/// huge boards) still show their boards within a fraction of a second.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How long shutdown waits for open streams after asking them to end; a client that never
+/// reads cannot hold the process beyond it.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The server's settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Largest `n` accepted by Count and Enumerate (at most the core's 32).
+    pub max_n: u32,
+    /// Largest serialized response message.
+    pub max_message_bytes: usize,
+    /// Target message size when the client does not choose a batch size.
+    pub default_batch_bytes: usize,
+    /// Response messages buffered per stream.
+    pub channel_messages: usize,
+    /// Longest a board waits in a partial batch.
+    pub flush_interval: Duration,
+    /// Longest shutdown waits for streams to end.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_n: DEFAULT_MAX_N,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            default_batch_bytes: DEFAULT_BATCH_BYTES,
+            channel_messages: CHANNEL_MESSAGES,
+            flush_interval: FLUSH_INTERVAL,
+            shutdown_grace: SHUTDOWN_GRACE,
+        }
+    }
+}

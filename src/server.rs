@@ -1,0 +1,72 @@
+//! Serves the Queens service on a bound listener, with gRPC health and server reflection
+//! (v1 and v1alpha), until a shutdown future completes; then a bounded, graceful stop.
+//!
+//! Taking a bound listener (not an address) lets tests bind `127.0.0.1:0` and read the port
+//! back. Request handling lives in `service.rs`; flags live in the binary.
+
+use crate::config::Config;
+use crate::pb::queens_server::QueensServer;
+use crate::service::QueensService;
+use std::future::Future;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+/// Serves until `shutdown` completes, then: health turns NOT_SERVING, new connections are
+/// refused, open streams end with UNAVAILABLE "server shutting down", and after at most
+/// `config.shutdown_grace` the function returns even if some client never read its stream.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), tonic::transport::Error> {
+    let grace = config.shutdown_grace;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<QueensServer<QueensService>>().await;
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
+        .build_v1()
+        .expect("the embedded descriptor sets are valid");
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .expect("the embedded descriptor sets are valid");
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let queens = QueensService::new(config, stop_rx.clone());
+    let mut stopped = stop_rx;
+    let serve = Server::builder()
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(QueensServer::new(queens))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        });
+    tokio::pin!(serve);
+    tokio::select! {
+        result = &mut serve => return result,
+        () = shutdown => {}
+    }
+    health
+        .set_not_serving::<QueensServer<QueensService>>()
+        .await;
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+    let _ = stop_tx.send(true);
+    match tokio::time::timeout(grace, serve).await {
+        Ok(result) => result,
+        Err(_) => {
+            eprintln!(
+                "queens: shutdown grace of {grace:?} passed with streams still open; closing them"
+            );
+            Ok(())
+        }
+    }
+}

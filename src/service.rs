@@ -1,0 +1,411 @@
+//! The `queens.v1.Queens` gRPC service: requests become validated solver questions, searches
+//! run off the async runtime, and every error becomes a `Status` in one place ([`Error`]).
+//!
+//! Enumerate runs the search in a blocking task that pushes batches of boards into a bounded
+//! channel, which is the response stream; the producer stops when the client goes away,
+//! when the server shuts down, or at the end of the search. Count runs the counting path in
+//! a blocking task with a cancel flag raised when the call is dropped, its deadline passes,
+//! or the server shuts down. The listener, health, reflection and shutdown live in
+//! `server.rs`.
+
+use crate::config::Config;
+use crate::pb::queens_server::Queens;
+use crate::pb::{Board, CountRequest, CountResponse, EnumerateRequest, EnumerateResponse};
+use crate::solver::{self, CountError, Problem, QueryError, Shard, Sink, Square};
+use prost::Message;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+/// Why a call failed; [`From<Error> for Status`](#impl-From<Error>-for-Status) is the one place
+/// that decides what a client sees.
+#[derive(Debug)]
+pub enum Error {
+    /// The request is not a valid question.
+    Invalid(QueryError),
+    /// The count exceeds `u64`.
+    Overflow,
+    /// The call was cancelled while searching.
+    Cancelled,
+    /// The call's deadline (`grpc-timeout`) passed.
+    DeadlineExceeded,
+    /// The server is shutting down.
+    ShuttingDown,
+    /// A search task failed (a bug: it panicked).
+    Internal(String),
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Status {
+        match error {
+            Error::Invalid(e) => Status::invalid_argument(e.to_string()),
+            Error::Overflow => Status::out_of_range(CountError::Overflow.to_string()),
+            Error::Cancelled => Status::cancelled("the call was cancelled"),
+            Error::DeadlineExceeded => {
+                Status::deadline_exceeded("the call's deadline passed before the search ended")
+            }
+            Error::ShuttingDown => Status::unavailable("server shutting down"),
+            Error::Internal(what) => Status::internal(what),
+        }
+    }
+}
+
+impl From<QueryError> for Error {
+    fn from(e: QueryError) -> Error {
+        Error::Invalid(e)
+    }
+}
+
+/// The Queens service: settings plus the server's shutdown signal.
+#[derive(Clone, Debug)]
+pub struct QueensService {
+    config: Arc<Config>,
+    stopping: watch::Receiver<bool>,
+}
+
+impl QueensService {
+    /// A service with these settings that ends its calls when `stopping` turns true.
+    pub fn new(config: Config, stopping: watch::Receiver<bool>) -> QueensService {
+        QueensService {
+            config: Arc::new(config),
+            stopping,
+        }
+    }
+
+    /// The validated question of a Count request.
+    fn count_problem(&self, req: &CountRequest) -> Result<Problem, Error> {
+        Ok(Problem::with_max_n(
+            req.n,
+            &squares(&req.fixed),
+            false,
+            shard(req.shard.as_ref()),
+            self.config.max_n,
+        )?)
+    }
+
+    /// The validated stream of an Enumerate request.
+    fn enumeration(&self, req: &EnumerateRequest) -> Result<Enumeration, Error> {
+        let problem = Problem::with_max_n(
+            req.n,
+            &squares(&req.fixed),
+            req.fundamental,
+            shard(req.shard.as_ref()),
+            self.config.max_n,
+        )?;
+        let start_after = problem.check_start_after(&req.start_after)?;
+        let per_board = board_wire_len(req.n, req.compact);
+        let most = (self.config.max_message_bytes / per_board).max(1);
+        let batch = match req.batch_size {
+            0 => self.config.default_batch_bytes / per_board,
+            asked => asked as usize,
+        };
+        Ok(Enumeration {
+            problem,
+            start_after,
+            limit: (req.limit > 0).then_some(req.limit),
+            batch: batch.clamp(1, most),
+            compact: req.compact,
+        })
+    }
+}
+
+/// The fixed queens of a request.
+fn squares(fixed: &[crate::pb::Square]) -> Vec<Square> {
+    fixed
+        .iter()
+        .map(|s| Square {
+            row: s.row,
+            column: s.column,
+        })
+        .collect()
+}
+
+/// The shard of a request (absent: the whole search).
+fn shard(shard: Option<&crate::pb::Shard>) -> Shard {
+    shard.map_or(Shard::WHOLE, |s| Shard {
+        index: s.index,
+        count: s.count,
+    })
+}
+
+/// Serialized bytes one board adds to an `EnumerateResponse`: the same for every board of a
+/// size, since columns below 128 take one byte and rows have a fixed length.
+fn board_wire_len(n: u32, compact: bool) -> usize {
+    let columns = vec![0u8; n as usize];
+    let len = board(&columns, compact).encoded_len();
+    1 + prost::encoding::encoded_len_varint(len as u64) + len
+}
+
+/// A board as the wire carries it.
+pub fn board(columns: &[u8], compact: bool) -> Board {
+    let rows = if compact {
+        Vec::new()
+    } else {
+        columns
+            .iter()
+            .map(|&c| render_row(columns.len(), c))
+            .collect()
+    };
+    Board {
+        columns: columns.iter().map(|&c| u32::from(c)).collect(),
+        rows,
+    }
+}
+
+/// One row of a rendered board: `n` characters, `Q` at `column`, `.` elsewhere.
+fn render_row(n: usize, column: u8) -> String {
+    (0..n)
+        .map(|c| if c == column as usize { 'Q' } else { '.' })
+        .collect()
+}
+
+/// A validated Enumerate request.
+#[derive(Debug)]
+struct Enumeration {
+    problem: Problem,
+    start_after: Option<Vec<u8>>,
+    limit: Option<u64>,
+    /// Boards per response message (already within the message size cap).
+    batch: usize,
+    compact: bool,
+}
+
+/// Items of the response stream.
+type Item = Result<EnumerateResponse, Status>;
+
+#[tonic::async_trait]
+impl Queens for QueensService {
+    type EnumerateStream = ReceiverStream<Item>;
+
+    async fn enumerate(
+        &self,
+        request: Request<EnumerateRequest>,
+    ) -> Result<Response<Self::EnumerateStream>, Status> {
+        let job = self.enumeration(request.get_ref())?;
+        if *self.stopping.borrow() {
+            return Err(Error::ShuttingDown.into());
+        }
+        let (tx, rx) = mpsc::channel(self.config.channel_messages);
+        let mut sink = StreamSink {
+            tx,
+            handle: Handle::current(),
+            stopping: self.stopping.clone(),
+            batch: Vec::with_capacity(job.batch),
+            per_message: job.batch,
+            compact: job.compact,
+            flush_interval: self.config.flush_interval,
+            last_send: Instant::now(),
+            stopped: None,
+        };
+        tokio::task::spawn_blocking(move || {
+            let flow = solver::enumerate(
+                &job.problem,
+                job.start_after.as_deref(),
+                job.limit,
+                &mut sink,
+            );
+            sink.finish(flow);
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn count(
+        &self,
+        request: Request<CountRequest>,
+    ) -> Result<Response<CountResponse>, Status> {
+        let problem = self.count_problem(request.get_ref())?;
+        let deadline = grpc_timeout(request.metadata());
+        let cancel = Arc::new(AtomicBool::new(false));
+        // Raised when this future ends or is dropped (the client went away): the search stops.
+        let _guard = RaiseOnDrop(cancel.clone());
+        let flag = cancel.clone();
+        let task = tokio::task::spawn_blocking(move || solver::count(&problem, &flag));
+        let mut stopping = self.stopping.clone();
+        let outcome = tokio::select! {
+            joined = task => joined.map_err(|e| Error::Internal(format!("count task failed: {e}"))),
+            _ = sleep_until(deadline) => Err(Error::DeadlineExceeded),
+            _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
+        }?;
+        let counts = outcome.map_err(|e| match e {
+            CountError::Cancelled => Error::Cancelled,
+            CountError::Overflow => Error::Overflow,
+        })?;
+        Ok(Response::new(CountResponse {
+            solutions: counts.solutions,
+            fundamental: counts.fundamental,
+        }))
+    }
+}
+
+/// Sleeps until the deadline, or forever without one.
+async fn sleep_until(deadline: Option<Duration>) {
+    match deadline {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The call's deadline from its `grpc-timeout` header (e.g. `300m`), if any.
+fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let value = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (amount, unit) = value.split_at(value.len().checked_sub(1)?);
+    let amount: u64 = amount.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(amount.saturating_mul(3600)),
+        "M" => Duration::from_secs(amount.saturating_mul(60)),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
+/// Raises its flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The producer's end of an Enumerate stream: batches boards and sends them through the
+/// bounded channel, waiting while the client is behind, and stops the search when the client
+/// has gone or the server is stopping.
+struct StreamSink {
+    tx: mpsc::Sender<Item>,
+    handle: Handle,
+    stopping: watch::Receiver<bool>,
+    batch: Vec<Board>,
+    per_message: usize,
+    compact: bool,
+    flush_interval: Duration,
+    last_send: Instant,
+    /// Why the stream must end early, if it must.
+    stopped: Option<Stop>,
+}
+
+/// Why a producer stopped before the search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// The client went away (the channel's receiver is gone).
+    ClientGone,
+    /// The server is shutting down.
+    ShuttingDown,
+}
+
+impl StreamSink {
+    /// Sends the current batch, waiting for room in the channel, unless the server stops.
+    fn flush(&mut self) -> ControlFlow<()> {
+        if self.batch.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let message = EnumerateResponse {
+            boards: std::mem::replace(&mut self.batch, Vec::with_capacity(self.per_message)),
+        };
+        let tx = &self.tx;
+        let stopping = &mut self.stopping;
+        let sent = self.handle.block_on(async {
+            tokio::select! {
+                sent = tx.send(Ok(message)) => sent.map_err(|_| Stop::ClientGone),
+                _ = stopping.wait_for(|stop| *stop) => Err(Stop::ShuttingDown),
+            }
+        });
+        self.last_send = Instant::now();
+        match sent {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(stop) => {
+                self.stopped = Some(stop);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// Ends the stream: the last partial batch after a complete search, or UNAVAILABLE when
+    /// the server stopped it.
+    fn finish(mut self, flow: ControlFlow<()>) {
+        if flow.is_continue() {
+            let _ = self.flush();
+        }
+        if self.stopped == Some(Stop::ShuttingDown) {
+            let tx = self.tx.clone();
+            // The client may not be reading; do not wait past the shutdown grace for it.
+            let _ = self.handle.block_on(async {
+                tokio::time::timeout(
+                    Duration::from_secs(1),
+                    tx.send(Err(Error::ShuttingDown.into())),
+                )
+                .await
+            });
+        }
+    }
+}
+
+impl Sink for StreamSink {
+    fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        self.batch.push(board(columns, self.compact));
+        if self.batch.len() >= self.per_message {
+            return self.flush();
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn poll(&mut self) -> ControlFlow<()> {
+        if self.tx.is_closed() {
+            self.stopped = Some(Stop::ClientGone);
+            return ControlFlow::Break(());
+        }
+        if *self.stopping.borrow() {
+            self.stopped = Some(Stop::ShuttingDown);
+            return ControlFlow::Break(());
+        }
+        if !self.batch.is_empty() && self.last_send.elapsed() >= self.flush_interval {
+            return self.flush();
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_length_is_exact() {
+        for n in [1u32, 4, 8, 14, 32] {
+            for compact in [false, true] {
+                let boards: Vec<Board> = (0..3)
+                    .map(|_| board(&vec![(n - 1) as u8; n as usize], compact))
+                    .collect();
+                let message = EnumerateResponse { boards };
+                assert_eq!(message.encoded_len(), 3 * board_wire_len(n, compact));
+            }
+        }
+    }
+
+    #[test]
+    fn rows_render_the_classic_way() {
+        let b = board(&[1, 3, 0, 2], false);
+        assert_eq!(b.rows, vec![".Q..", "...Q", "Q...", "..Q."]);
+        assert_eq!(b.columns, vec![1, 3, 0, 2]);
+        assert!(board(&[0], true).rows.is_empty());
+    }
+
+    #[test]
+    fn grpc_timeouts_parse() {
+        let mut m = tonic::metadata::MetadataMap::new();
+        assert_eq!(grpc_timeout(&m), None);
+        m.insert("grpc-timeout", "300m".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_millis(300)));
+        m.insert("grpc-timeout", "2S".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
+        m.insert("grpc-timeout", "x".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), None);
+    }
+}
