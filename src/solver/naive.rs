@@ -28,6 +28,9 @@ fn extend(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
     }
 }
 
+/// A symmetry of the board as a map of squares, given the last index.
+type Transform = fn(usize, usize, usize) -> (usize, usize);
+
 /// The eight images of a board under rotations and reflections, as column vectors.
 pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
     let n = board.len();
@@ -37,7 +40,7 @@ pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
         .enumerate()
         .map(|(r, &c)| (r, c as usize))
         .collect();
-    let maps: [fn(usize, usize, usize) -> (usize, usize); 8] = [
+    let maps: [Transform; 8] = [
         |_, r, c| (r, c),
         |l, r, c| (r, l - c),
         |l, r, c| (l - r, c),

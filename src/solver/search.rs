@@ -330,7 +330,7 @@ impl Engine {
     #[inline]
     fn tick<V: Visitor>(&mut self, v: &mut V) -> ControlFlow<()> {
         self.nodes += 1;
-        if self.nodes % POLL_EVERY == 0 {
+        if self.nodes.is_multiple_of(POLL_EVERY) {
             v.poll()?;
         }
         ControlFlow::Continue(())
@@ -457,7 +457,7 @@ impl Engine {
             return ControlFlow::Continue(());
         }
         self.nodes += 1;
-        if self.nodes % POLL_EVERY == 0 {
+        if self.nodes.is_multiple_of(POLL_EVERY) {
             cancelled(cancel)?;
         }
         let mut avail = self.allowed[row] & !(cm | d1 | d2);
