@@ -1,0 +1,166 @@
+//! Shared by the integration tests: real servers on 127.0.0.1 port 0, either in this process
+//! (`InProcess`) or as the built `queens` binary (`ServerProcess`), each ended when dropped.
+
+#![allow(dead_code)] // each test crate uses part of this
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use queens::config::Config;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// A server running inside the test's runtime; stops (with its grace) when dropped.
+pub struct InProcess {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl InProcess {
+    /// Starts a server with the default settings.
+    pub async fn start() -> InProcess {
+        InProcess::with_config(Config::default()).await
+    }
+
+    /// Starts a server with these settings.
+    pub async fn with_config(config: Config) -> InProcess {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            queens::server::run(listener, config, shutdown)
+                .await
+                .expect("server runs");
+        });
+        InProcess {
+            addr,
+            stop: Some(stop),
+        }
+    }
+
+    /// Its URL for clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The `queens` binary serving on a free port; killed (and reaped) when dropped.
+pub struct ServerProcess {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    child: Child,
+    /// Lines the server logged on stderr after the listening line.
+    pub log: std::sync::mpsc::Receiver<String>,
+}
+
+impl ServerProcess {
+    /// Starts `queens serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line.
+    pub fn start(args: &[&str]) -> ServerProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_queens"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start queens serve");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let first = lines
+            .next()
+            .expect("a listening line")
+            .expect("readable stderr");
+        let addr = first
+            .split_whitespace()
+            .find_map(|word| word.parse::<SocketAddr>().ok())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        let (tx, log) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        ServerProcess { addr, child, log }
+    }
+
+    /// Its URL for clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The process id (for signals and /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM and waits up to `limit` for the exit status.
+    pub fn terminate(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the built `queens` binary with `args`; returns (exit code, stdout, stderr).
+pub fn queens_cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_queens"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run queens");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// OEIS A000170: solutions of the n-queens problem, n = 1..=16.
+pub const A000170: [u64; 16] = [
+    1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
+];
+
+/// OEIS A002562: symmetry classes of solutions, n = 1..=16.
+pub const A002562: [u64; 16] = [
+    1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955,
+];
+
+/// Whether a column vector is an n-queens solution.
+pub fn is_solution(columns: &[u32]) -> bool {
+    let n = columns.len();
+    (0..n).all(|i| {
+        columns[i] < n as u32
+            && (i + 1..n).all(|j| {
+                columns[i] != columns[j]
+                    && (j - i) as i64 != (i64::from(columns[i]) - i64::from(columns[j])).abs()
+            })
+    })
+}
