@@ -5,6 +5,7 @@
 //! never builds boards. Cancellation of a count is a flag the search polls. The naive oracle
 //! the fast search is tested against lives in `naive.rs` (tests only).
 
+mod fast;
 mod problem;
 mod search;
 mod symmetry;
@@ -14,6 +15,7 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
+pub use fast::{count_fast, count_parallel, fast_nodes};
 pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
 pub use search::{CountError, Counts, Sink, count, enumerate};
 pub use symmetry::class_size;

@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+// A small client of the queens gRPC service (queens.v1.Queens), loading proto/queens.proto at
+// run time with @grpc/proto-loader: no generated code.
+//
+//   node client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B] [--quiet]
+//   node client.js [--addr HOST:PORT] count N [--fixed R,C ...]
+//
+// `enumerate` streams the solutions compactly, one column vector per line ("1,3,0,2"), to
+// stdout or a file as they arrive, with a progress line on stderr. With --out it resumes: the
+// file records the last board written, so running the same command again continues after it
+// with `start_after`; a stream broken by the server (UNAVAILABLE) is resumed the same way
+// without restarting. The finished file holds every board exactly once, in order.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTO = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
+const DEFAULT_ADDR = '127.0.0.1:50051';
+// Boards per response message; see ../python/README.md for the measurements behind it.
+const DEFAULT_BATCH_SIZE = 1024;
+
+/** The Queens client class, from the proto loaded now. uint64 fields arrive as strings. */
+function loadQueens() {
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: true, // field names as in the proto: start_after, batch_size
+    longs: String, // uint64 as decimal strings: no precision lost above 2^53
+    defaults: true, // zero values present (solutions: '0')
+    oneofs: true, // `_fundamental` tells whether the optional `fundamental` was sent
+  });
+  return grpc.loadPackageDefinition(definition).queens.v1.Queens;
+}
+
+/** A client of the server at addr ("host:port"). */
+function connect(addr) {
+  const Queens = loadQueens();
+  // Reconnect to a restarted server within seconds, not after gRPC's default of up to 2 min.
+  return new Queens(addr, grpc.credentials.createInsecure(), {
+    'grpc.max_reconnect_backoff_ms': 2000,
+  });
+}
+
+/**
+ * Counts: resolves to { solutions, fundamental } as BigInts; fundamental is undefined when
+ * the server leaves it out (it does when queens are fixed).
+ */
+function count(client, request) {
+  return new Promise((resolve, reject) => {
+    client.Count(request, (error, reply) => {
+      if (error) return reject(error);
+      resolve({
+        solutions: BigInt(reply.solutions),
+        fundamental: reply._fundamental === 'fundamental' ? BigInt(reply.fundamental) : undefined,
+      });
+    });
+  });
+}
+
+/**
+ * Looks at a download file open for reading and appending: returns { last, done } (its last
+ * complete board, or undefined, and how many boards it holds), after cutting off a partial
+ * last line that a crash may have left.
+ */
+function readResumePoint(fd, n) {
+  const size = fs.fstatSync(fd).size;
+  const chunk = Buffer.alloc(1 << 20);
+  let done = 0;
+  let lastNewline = -1;
+  for (let position = 0; position < size; ) {
+    const read = fs.readSync(fd, chunk, 0, chunk.length, position);
+    for (let i = chunk.indexOf(10); i !== -1 && i < read; i = chunk.indexOf(10, i + 1)) {
+      done += 1;
+      lastNewline = position + i;
+    }
+    position += read;
+  }
+  if (lastNewline + 1 < size) fs.ftruncateSync(fd, lastNewline + 1);
+  if (done === 0) return { last: undefined, done };
+  const start = Math.max(0, lastNewline - 16 * 4 * 32);
+  const tail = Buffer.alloc(lastNewline - start);
+  fs.readSync(fd, tail, 0, tail.length, start);
+  const line = tail.toString().split('\n').pop();
+  const last = line.split(',').map(Number);
+  if (last.length !== n) throw new Error(`the file's boards have ${last.length} columns, not n = ${n}`);
+  return { last, done };
+}
+
+/**
+ * Streams request's boards after startAfter to write(text) (one "c0,c1,...\n" line per
+ * board, a batch per call, awaited) and resolves to how many it wrote. On UNAVAILABLE it
+ * resumes after the last board written, until the stream ends or nothing has arrived for
+ * giveUpAfterMs; onBoards(k) is told of every batch.
+ */
+async function download(client, request, write, { startAfter, onBoards = () => {}, giveUpAfterMs = 60000, log = () => {} } = {}) {
+  let last = startAfter;
+  let written = 0;
+  let failedSince;
+  for (;;) {
+    const call = client.Enumerate({ ...request, compact: true, start_after: last ?? request.start_after ?? [] });
+    try {
+      for await (const reply of call) {
+        if (reply.boards.length === 0) continue;
+        await write(reply.boards.map((board) => board.columns.join(',') + '\n').join(''));
+        last = reply.boards[reply.boards.length - 1].columns;
+        written += reply.boards.length;
+        failedSince = undefined;
+        onBoards(reply.boards.length);
+      }
+      return written;
+    } catch (error) {
+      if (error.code !== grpc.status.UNAVAILABLE) throw error;
+      if (failedSince === undefined) {
+        failedSince = Date.now();
+        log(`queens-client: UNAVAILABLE (${error.details}); resuming`);
+      } else if (Date.now() - failedSince > giveUpAfterMs) {
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      call.cancel();
+    }
+  }
+}
+
+/** A progress line on stderr: boards, boards/s and, once the total is known, % and ETA. */
+class Progress {
+  constructor(done, enabled) {
+    Object.assign(this, { done, enabled, start: Date.now(), startDone: done, shown: 0, total: undefined });
+  }
+
+  add(k) {
+    this.done += k;
+    if (this.enabled && Date.now() - this.shown >= 200) this.show();
+  }
+
+  show(end = '') {
+    this.shown = Date.now();
+    const rate = (this.done - this.startDone) / Math.max((this.shown - this.start) / 1000, 1e-3);
+    let text = `${this.done} boards, ${Math.round(rate)} boards/s`;
+    if (this.total) {
+      const total = Number(this.total);
+      const eta = rate > 0 ? Math.ceil((total - this.done) / rate) : '?';
+      text = `${((100 * this.done) / total).toFixed(1)}% ${this.done}/${total} boards, ${Math.round(rate)} boards/s, ETA ${eta} s`;
+    }
+    process.stderr.write(`\r${text}\x1b[K${end}`);
+  }
+
+  finish() {
+    if (this.enabled) this.show('\n');
+  }
+}
+
+/** Writes to stdout, waiting whenever the pipe is full. */
+function writeStdout(text) {
+  return new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve)));
+}
+
+function parseSquare(text) {
+  const [row, column] = text.split(',').map(Number);
+  return { row, column };
+}
+
+async function runEnumerate(client, n, options) {
+  const request = { n, batch_size: Number(options['batch-size']), compact: true };
+  if (options.fundamental) request.fundamental = true;
+  if (options.fixed) request.fixed = options.fixed.map(parseSquare);
+  let fd;
+  let write = writeStdout;
+  let resume = { last: undefined, done: 0 };
+  if (options.out) {
+    fd = fs.openSync(options.out, 'a+');
+    resume = readResumePoint(fd, n);
+    if (resume.last) console.error(`queens-client: ${options.out} holds ${resume.done} boards; resuming after ${resume.last.join(',')}`);
+    write = async (text) => fs.writeSync(fd, text);
+  }
+  const progress = new Progress(resume.done, !options.quiet);
+  if (!options.quiet) {
+    // The total, for a percentage and an ETA, comes from a Count asked alongside the stream.
+    count(client, { n, fixed: request.fixed ?? [] }).then(
+      (counted) => (progress.total = options.fundamental ? counted.fundamental : counted.solutions),
+      () => {},
+    );
+  }
+  try {
+    await download(client, request, write, {
+      startAfter: resume.last,
+      onBoards: (k) => progress.add(k),
+      giveUpAfterMs: 1000 * Number(options['give-up-after']),
+      log: (line) => console.error(`\n${line}`),
+    });
+    progress.finish();
+  } finally {
+    if (fd !== undefined) {
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+    }
+  }
+}
+
+async function main(argv) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      addr: { type: 'string', default: DEFAULT_ADDR },
+      out: { type: 'string' },
+      'batch-size': { type: 'string', default: String(DEFAULT_BATCH_SIZE) },
+      fundamental: { type: 'boolean' },
+      fixed: { type: 'string', multiple: true },
+      quiet: { type: 'boolean' },
+      'give-up-after': { type: 'string', default: '60' },
+    },
+  });
+  const [command, nText] = positionals;
+  const n = Number(nText);
+  if (!['enumerate', 'count'].includes(command) || !Number.isInteger(n)) {
+    console.error('usage: client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B] [--fundamental] [--fixed R,C ...] [--quiet]\n' + '       client.js [--addr HOST:PORT] count N [--fixed R,C ...]');
+    return 2;
+  }
+  const client = connect(values.addr);
+  try {
+    if (command === 'count') {
+      const counted = await count(client, { n, fixed: (values.fixed ?? []).map(parseSquare) });
+      console.log(`solutions: ${counted.solutions}`);
+      if (counted.fundamental !== undefined) console.log(`fundamental: ${counted.fundamental}`);
+    } else {
+      await runEnumerate(client, n, values);
+    }
+    return 0;
+  } catch (error) {
+    if (error.code === undefined) throw error;
+    console.error(`queens-client: ${grpc.status[error.code]}: ${error.details}`);
+    return 1;
+  } finally {
+    client.close();
+  }
+}
+
+module.exports = { connect, count, download, readResumePoint, DEFAULT_BATCH_SIZE };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => (process.exitCode = code));
+}

@@ -1,0 +1,150 @@
+"""Fixtures of the example's tests: fresh stubs, a server to call, and the client as a program.
+
+The server comes from the environment: QUEENS_ADDR (host:port of a running server) for the
+tests that only call it, QUEENS_BIN (the `queens` binary) for those that stop and restart
+their own. `cargo test` sets both (tests/python_client.rs). Run by hand:
+
+    QUEENS_ADDR=127.0.0.1:50051 QUEENS_BIN=../../target/debug/queens .venv/bin/python -m pytest tests
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLE = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(EXAMPLE))
+
+
+@pytest.fixture(scope="session")
+def stubs_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Stubs generated from proto/queens.proto for this run (as gen_stubs.py does at setup),
+    importable here and by the client programs the tests start."""
+    import gen_stubs
+
+    out = tmp_path_factory.mktemp("stubs")
+    gen_stubs.generate(out)
+    sys.path.insert(0, str(out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def pb(stubs_dir: pathlib.Path):
+    import queens_pb2
+
+    return queens_pb2
+
+
+@pytest.fixture(scope="session")
+def client_module(stubs_dir: pathlib.Path):
+    import queens_client
+
+    return queens_client
+
+
+@pytest.fixture(scope="session")
+def addr() -> str:
+    value = os.environ.get("QUEENS_ADDR")
+    if not value:
+        pytest.fail("set QUEENS_ADDR to the host:port of a running queens server")
+    return value
+
+
+@pytest.fixture(scope="session")
+def stub(addr: str, client_module):
+    channel, stub = client_module.connect(addr)
+    yield stub
+    channel.close()
+
+
+@pytest.fixture
+def run_client(stubs_dir: pathlib.Path):
+    """Runs queens_client.py with arguments; returns the CompletedProcess (text output)."""
+
+    def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
+            env=client_env(stubs_dir),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+@pytest.fixture
+def start_client(stubs_dir: pathlib.Path):
+    """Starts queens_client.py in the background (stderr to a file); killed at teardown."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str, stderr: pathlib.Path) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
+            env=client_env(stubs_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr.open("wb"),
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def client_env(stubs_dir: pathlib.Path) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(stubs_dir), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+class Server:
+    """The `queens` binary serving on one fixed loopback port, so that it can be stopped and
+    started again where its clients expect it."""
+
+    def __init__(self, binary: str, port: int) -> None:
+        self.binary, self.port = binary, port
+        self.addr = f"127.0.0.1:{port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        assert self.process is None
+        self.process = subprocess.Popen(
+            [self.binary, "serve", "--addr", self.addr],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        line = self.process.stderr.readline().decode()
+        assert "listening on" in line, f"queens serve said {line!r}"
+
+    def stop(self, kill: bool = True) -> None:
+        assert self.process is not None
+        self.process.kill() if kill else self.process.terminate()
+        self.process.wait(timeout=30)
+        self.process.stderr.close()
+        self.process = None
+
+
+@pytest.fixture
+def own_server():
+    """A server of this test's own on a free port; stopped at teardown."""
+    binary = os.environ.get("QUEENS_BIN")
+    if not binary:
+        pytest.fail("set QUEENS_BIN to the queens binary (e.g. ../../target/debug/queens)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = Server(binary, port)
+    server.start()
+    yield server
+    if server.process is not None:
+        server.stop()

@@ -1,0 +1,213 @@
+//! Border constellations: the queens a solution has on the board's edge, one per edge line
+//! (row 0, row n-1, column 0, column n-1; a corner queen serves two lines).
+//!
+//! The eight symmetries of the board permute constellations, and symmetric constellations
+//! have equally many completions, so the count searches one constellation per orbit and
+//! weighs it by the orbit's size. Here: listing those representatives with their stabilizers.
+//! Not here: searching their completions (`board.rs`) or adding them up (`mod.rs`).
+
+use crate::solver::Square;
+use std::collections::BTreeMap;
+
+/// The queens on the four edge lines, as (column in row 0, column in row n-1, row in column
+/// 0, row in column n-1); a board's constellations are compared as these tuples.
+type Edges = [u8; 4];
+
+/// A unit of work: one constellation, or a group of weight-8 constellations that share their
+/// queens in row 0 and the side columns and differ in the bottom row's queen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Subproblem {
+    /// A constellation searched alone (a symmetric one, or one with a queen in a bottom corner).
+    Alone(Constellation),
+    /// Constellations with trivial stabilizers searched together: the top and side queens
+    /// placed, the bottom row searched like the others but allowed only the columns of
+    /// `bottom`. A queen near a bottom corner prunes little, so one search costs about what
+    /// one of its members did.
+    Group {
+        /// The queens in row 0 and the side columns.
+        queens: Vec<Square>,
+        /// The bottom-row columns of the members.
+        bottom: u32,
+    },
+}
+
+/// The subproblems of the `n`×`n` board (`n` at least 4): every orbit of constellations in
+/// exactly one, in a fixed order (singles, then groups by their queens).
+pub(super) fn subproblems(n: u32) -> Vec<Subproblem> {
+    let last = (n - 1) as u8;
+    let mut groups: BTreeMap<[u8; 3], u32> = BTreeMap::new();
+    let mut out = Vec::new();
+    for c in representatives(n) {
+        let [a, b, left, right] = c.edges;
+        if c.stabilizer == 1 && b != 0 && b != last {
+            *groups.entry([a, left, right]).or_default() |= 1 << b;
+        } else {
+            out.push(Subproblem::Alone(c));
+        }
+    }
+    for ([a, left, right], bottom) in groups {
+        let queens = queens_of_sides(n, a, left, right);
+        out.push(Subproblem::Group { queens, bottom });
+    }
+    out
+}
+
+/// The distinct queens in row 0 (column `a`) and the side columns (rows `left`, `right`).
+fn queens_of_sides(n: u32, a: u8, left: u8, right: u8) -> Vec<Square> {
+    let mut queens = Vec::with_capacity(3);
+    for (row, column) in [
+        (0, u32::from(a)),
+        (u32::from(left), 0),
+        (u32::from(right), n - 1),
+    ] {
+        let q = Square { row, column };
+        if !queens.contains(&q) {
+            queens.push(q);
+        }
+    }
+    queens
+}
+
+/// One constellation per orbit of the symmetry group, with what the count needs of its orbit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Constellation {
+    /// Its edge tuple (of the image searched).
+    edges: Edges,
+    /// Its distinct queens (two to four: corners are shared by two edge lines), in the image
+    /// of the orbit that the search completes fastest.
+    pub(super) queens: Vec<Square>,
+    /// Number of symmetries mapping it to itself (1, 2, 4 or 8); the orbit has 8 / this.
+    pub(super) stabilizer: u64,
+    /// Whether a half turn maps it to itself; only then can a completion be symmetric.
+    pub(super) rotational: bool,
+}
+
+/// The representatives (least edge tuple of their orbit) of `n`×`n` boards, `n` at least 2,
+/// in increasing order of the tuple.
+pub(super) fn representatives(n: u32) -> Vec<Constellation> {
+    let n8 = n as u8;
+    let mut out = Vec::new();
+    for a in 0..n8 {
+        for b in 0..n8 {
+            for c in 0..n8 {
+                for d in 0..n8 {
+                    if let Some(found) = representative(n, [a, b, c, d]) {
+                        out.push(found);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The constellation of `edges` when its queens do not attack each other and it is the least
+/// of its orbit.
+fn representative(n: u32, edges: Edges) -> Option<Constellation> {
+    let queens = queens_of(n, edges);
+    if !peaceful(&queens) {
+        return None;
+    }
+    let mut stabilizer = 0;
+    for g in 0..8 {
+        let image: Vec<Square> = queens.iter().map(|&q| transform(n, g, q)).collect();
+        let image = edges_of(n, &image)?;
+        match image.cmp(&edges) {
+            std::cmp::Ordering::Less => return None,
+            std::cmp::Ordering::Equal => stabilizer += 1,
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+    let half_turn: Vec<Square> = queens.iter().map(|&q| transform(n, 3, q)).collect();
+    let image = fastest_image(n, &queens);
+    Some(Constellation {
+        rotational: edges_of(n, &half_turn) == Some(edges),
+        edges: edges_of(n, &image)?,
+        queens: image,
+        stabilizer,
+    })
+}
+
+/// The image of a constellation that the top-down search completes fastest, by a rule
+/// measured on n = 12..15 (within 8% of the best image's node count, where the least
+/// tuple's image needs 75% more): the bottom row's queen nearest a corner, then one side
+/// queen as low as can be; ties go to the lower symmetry number.
+fn fastest_image(n: u32, queens: &[Square]) -> Vec<Square> {
+    let last = n - 1;
+    let key = |image: &[Square]| {
+        let edges = edges_of(n, image).unwrap_or_default();
+        let bottom = u32::from(edges[1]);
+        let lowest_side = u32::from(edges[2].max(edges[3]));
+        (bottom.min(last - bottom), last - lowest_side)
+    };
+    (0..8)
+        .map(|g| {
+            queens
+                .iter()
+                .map(|&q| transform(n, g, q))
+                .collect::<Vec<Square>>()
+        })
+        .min_by_key(|image| key(image))
+        .unwrap_or_else(|| queens.to_vec())
+}
+
+/// The distinct squares named by `edges`.
+fn queens_of(n: u32, [a, b, c, d]: Edges) -> Vec<Square> {
+    let last = n - 1;
+    let mut queens = Vec::with_capacity(4);
+    for (row, column) in [
+        (0, u32::from(a)),
+        (last, u32::from(b)),
+        (u32::from(c), 0),
+        (u32::from(d), last),
+    ] {
+        let q = Square { row, column };
+        if !queens.contains(&q) {
+            queens.push(q);
+        }
+    }
+    queens
+}
+
+/// Whether no two of `queens` share a row, a column or a diagonal.
+fn peaceful(queens: &[Square]) -> bool {
+    queens.iter().enumerate().all(|(i, p)| {
+        queens[i + 1..].iter().all(|q| {
+            let dr = p.row.abs_diff(q.row);
+            let dc = p.column.abs_diff(q.column);
+            dr != 0 && dc != 0 && dr != dc
+        })
+    })
+}
+
+/// The edge tuple of a peaceful set of queens holding every edge line.
+fn edges_of(n: u32, queens: &[Square]) -> Option<Edges> {
+    let last = n - 1;
+    let find = |hit: &dyn Fn(&Square) -> bool, pick: &dyn Fn(&Square) -> u32| {
+        queens.iter().find(|q| hit(q)).map(|q| pick(q) as u8)
+    };
+    Some([
+        find(&|q| q.row == 0, &|q| q.column)?,
+        find(&|q| q.row == last, &|q| q.column)?,
+        find(&|q| q.column == 0, &|q| q.row)?,
+        find(&|q| q.column == last, &|q| q.row)?,
+    ])
+}
+
+/// Symmetry `g` of the board (0 identity, 3 the half turn, 6 and 7 the quarter turns, the
+/// rest reflections) applied to a square.
+pub(super) fn transform(n: u32, g: u8, q: Square) -> Square {
+    let l = n - 1;
+    let (r, c) = (q.row, q.column);
+    let (row, column) = match g {
+        0 => (r, c),
+        1 => (r, l - c),
+        2 => (l - r, c),
+        3 => (l - r, l - c),
+        4 => (c, r),
+        5 => (l - c, l - r),
+        6 => (c, l - r),
+        _ => (l - c, r),
+    };
+    Square { row, column }
+}

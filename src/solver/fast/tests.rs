@@ -1,0 +1,1 @@
+//! The fast counter against OEIS, the plain search and the naive oracle.

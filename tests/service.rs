@@ -1,0 +1,667 @@
+//! The gRPC contract over real sockets: a server on 127.0.0.1 port 0 in this process, a tonic
+//! client. OEIS counts, the exact n = 4 stream, order, batching and the 4 MiB cap, every
+//! request feature alone and combined, every INVALID_ARGUMENT case, health and reflection.
+
+mod common;
+
+use common::{A000170, A002562, InProcess, is_solution};
+use queens::config::Config;
+use queens::pb::queens_client::QueensClient;
+use queens::pb::{Board, CountRequest, EnumerateRequest, EnumerateResponse, Shard, Square};
+use tonic::Code;
+use tonic::transport::Channel;
+
+async fn client(server: &InProcess) -> QueensClient<Channel> {
+    queens::client::connect(&server.url())
+        .await
+        .expect("connect")
+}
+
+/// A plain channel to the server, for the health and reflection clients.
+async fn channel(server: &InProcess) -> Channel {
+    Channel::from_shared(server.url())
+        .expect("url")
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// All the messages of one Enumerate stream.
+async fn messages(
+    client: &mut QueensClient<Channel>,
+    request: EnumerateRequest,
+) -> Result<Vec<EnumerateResponse>, tonic::Status> {
+    let mut stream = client.enumerate(request).await?.into_inner();
+    let mut out = Vec::new();
+    while let Some(message) = stream.message().await? {
+        out.push(message);
+    }
+    Ok(out)
+}
+
+/// The column vectors of one Enumerate stream.
+async fn columns(client: &mut QueensClient<Channel>, request: EnumerateRequest) -> Vec<Vec<u32>> {
+    let all = messages(client, request).await.expect("stream");
+    all.into_iter()
+        .flat_map(|m| m.boards)
+        .map(|b| b.columns)
+        .collect()
+}
+
+fn enumerate(n: u32) -> EnumerateRequest {
+    EnumerateRequest {
+        n,
+        ..Default::default()
+    }
+}
+
+/// The least of the eight images of a board: computed here, independently of the solver.
+fn least_image(b: &[u32]) -> Vec<u32> {
+    let n = b.len();
+    let l = n as u32 - 1;
+    let maps: [fn(u32, u32, u32) -> (u32, u32); 8] = [
+        |_, r, c| (r, c),
+        |l, r, c| (r, l - c),
+        |l, r, c| (l - r, c),
+        |l, r, c| (l - r, l - c),
+        |_, r, c| (c, r),
+        |l, r, c| (l - c, l - r),
+        |l, r, c| (c, l - r),
+        |l, r, c| (l - c, r),
+    ];
+    maps.iter()
+        .map(|f| {
+            let mut image = vec![0; n];
+            for (r, &c) in b.iter().enumerate() {
+                let (r2, c2) = f(l, r as u32, c);
+                image[r2 as usize] = c2;
+            }
+            image
+        })
+        .min()
+        .expect("eight images")
+}
+
+#[tokio::test]
+async fn n4_streams_exactly_the_classic_pair() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let boards: Vec<Board> = messages(&mut c, enumerate(4))
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|m| m.boards)
+        .collect();
+    let expected = vec![
+        Board {
+            columns: vec![1, 3, 0, 2],
+            rows: vec![".Q..".into(), "...Q".into(), "Q...".into(), "..Q.".into()],
+        },
+        Board {
+            columns: vec![2, 0, 3, 1],
+            rows: vec!["..Q.".into(), "Q...".into(), "...Q".into(), ".Q..".into()],
+        },
+    ];
+    assert_eq!(boards, expected);
+    let one = columns(&mut c, enumerate(1)).await;
+    assert_eq!(one, vec![vec![0]]);
+    let rows = messages(&mut c, enumerate(1)).await.unwrap()[0].boards[0]
+        .rows
+        .clone();
+    assert_eq!(rows, vec!["Q".to_string()]);
+    for n in [2, 3] {
+        let all = messages(&mut c, enumerate(n)).await.unwrap();
+        assert!(all.iter().all(|m| m.boards.is_empty()), "n={n}");
+        assert!(all.len() <= 1, "at most one empty message for n={n}");
+    }
+}
+
+#[tokio::test]
+async fn enumerate_matches_oeis_in_order_up_to_11() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    for n in 1..=11u32 {
+        let all = columns(&mut c, enumerate(n)).await;
+        assert_eq!(all.len() as u64, A000170[n as usize - 1], "n={n}");
+        assert!(
+            all.windows(2).all(|w| w[0] < w[1]),
+            "strictly increasing, n={n}"
+        );
+        assert!(all.iter().all(|b| is_solution(b)), "valid, n={n}");
+        let reps = columns(
+            &mut c,
+            EnumerateRequest {
+                n,
+                fundamental: true,
+                compact: true,
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_eq!(
+            reps.len() as u64,
+            A002562[n as usize - 1],
+            "fundamental n={n}"
+        );
+        assert!(reps.windows(2).all(|w| w[0] < w[1]));
+        assert!(reps.iter().all(|b| is_solution(b) && least_image(b) == *b));
+    }
+}
+
+#[tokio::test]
+async fn rows_render_columns() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    for m in messages(&mut c, enumerate(8)).await.unwrap() {
+        for b in m.boards {
+            assert_eq!(b.rows.len(), 8);
+            for (r, row) in b.rows.iter().enumerate() {
+                let q: Vec<usize> = row.match_indices('Q').map(|(i, _)| i).collect();
+                assert_eq!(q, vec![b.columns[r] as usize]);
+                assert_eq!(row.len(), 8);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn count_matches_oeis_up_to_14() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    for n in 1..=14u32 {
+        let r = c
+            .count(CountRequest {
+                n,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.solutions, A000170[n as usize - 1], "n={n}");
+        assert_eq!(r.fundamental, Some(A002562[n as usize - 1]), "n={n}");
+    }
+}
+
+#[tokio::test]
+async fn batches_respect_batch_size_and_the_4mib_cap() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let all = messages(
+        &mut c,
+        EnumerateRequest {
+            n: 8,
+            batch_size: 7,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        all.iter()
+            .all(|m| !m.boards.is_empty() && m.boards.len() <= 7)
+    );
+    assert_eq!(all.iter().map(|m| m.boards.len()).sum::<usize>(), 92);
+    assert!(all.len() >= 92 / 7 + 1);
+
+    // n = 20 with rows: a board is about 460 bytes, so 4 MiB holds about 9,000 of them.
+    use prost::Message;
+    let big = messages(
+        &mut c,
+        EnumerateRequest {
+            n: 20,
+            batch_size: u32::MAX,
+            limit: 20_000,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(big.iter().map(|m| m.boards.len()).sum::<usize>(), 20_000);
+    assert!(big.len() >= 2);
+    for m in &big {
+        assert!(
+            m.encoded_len() <= 4 * 1024 * 1024,
+            "{} bytes",
+            m.encoded_len()
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_feature_agrees_with_filtering_the_full_stream() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let n = 9;
+    let all = columns(&mut c, enumerate(n)).await;
+    let reps: Vec<Vec<u32>> = all
+        .iter()
+        .filter(|b| least_image(b) == **b)
+        .cloned()
+        .collect();
+
+    // fixed queens: the boards that contain them, in order.
+    let fixed = vec![
+        Square {
+            row: 4,
+            column: all[200][4],
+        },
+        Square {
+            row: 0,
+            column: all[200][0],
+        },
+    ];
+    let expected: Vec<Vec<u32>> = all
+        .iter()
+        .filter(|b| fixed.iter().all(|q| b[q.row as usize] == q.column))
+        .cloned()
+        .collect();
+    let got = columns(
+        &mut c,
+        EnumerateRequest {
+            n,
+            fixed: fixed.clone(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected);
+    let counted = c
+        .count(CountRequest {
+            n,
+            fixed: fixed.clone(),
+            shard: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(counted.solutions, expected.len() as u64);
+    assert_eq!(counted.fundamental, None);
+
+    // start_after + limit: a page of the whole.
+    let after = all[100].clone();
+    let page = columns(
+        &mut c,
+        EnumerateRequest {
+            n,
+            start_after: after.clone(),
+            limit: 17,
+            compact: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(page, all[101..118].to_vec());
+    // start_after need not be a solution.
+    let page = columns(
+        &mut c,
+        EnumerateRequest {
+            n,
+            start_after: vec![3, 3, 3, 3, 3, 3, 3, 3, 3],
+            ..Default::default()
+        },
+    )
+    .await;
+    let rest: Vec<_> = all
+        .iter()
+        .filter(|b| b.as_slice() > [3u32; 9].as_slice())
+        .cloned()
+        .collect();
+    assert_eq!(page, rest);
+
+    // Everything at once: fundamental + shard + paging + compact + batch size.
+    let parts = 5;
+    let mut union = Vec::new();
+    for index in 0..parts {
+        let shard = Some(Shard {
+            index,
+            count: parts,
+        });
+        let part = columns(
+            &mut c,
+            EnumerateRequest {
+                n,
+                fundamental: true,
+                shard,
+                compact: true,
+                batch_size: 3,
+                ..Default::default()
+            },
+        )
+        .await;
+        assert!(part.windows(2).all(|w| w[0] < w[1]));
+        // Page through the part 4 boards at a time: the pages are the part.
+        let mut paged: Vec<Vec<u32>> = Vec::new();
+        loop {
+            let page = columns(
+                &mut c,
+                EnumerateRequest {
+                    n,
+                    fundamental: true,
+                    shard,
+                    compact: true,
+                    batch_size: 3,
+                    limit: 4,
+                    start_after: paged.last().cloned().unwrap_or_default(),
+                    ..Default::default()
+                },
+            )
+            .await;
+            if page.is_empty() {
+                break;
+            }
+            paged.extend(page);
+        }
+        assert_eq!(paged, part, "part {index}");
+        union.extend(part);
+    }
+    union.sort();
+    assert_eq!(union, reps);
+
+    // Count's shards add up, and fixed queens combine with shards in Enumerate.
+    let mut solutions = 0;
+    let mut fundamental = 0;
+    let mut fixed_union = Vec::new();
+    for index in 0..3 {
+        let shard = Some(Shard { index, count: 3 });
+        let r = c
+            .count(CountRequest {
+                n,
+                fixed: vec![],
+                shard,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        solutions += r.solutions;
+        fundamental += r.fundamental.unwrap();
+        fixed_union.extend(
+            columns(
+                &mut c,
+                EnumerateRequest {
+                    n,
+                    fixed: fixed[..1].to_vec(),
+                    shard,
+                    ..Default::default()
+                },
+            )
+            .await,
+        );
+    }
+    assert_eq!(solutions, all.len() as u64);
+    assert_eq!(fundamental, reps.len() as u64);
+    fixed_union.sort();
+    let with_first: Vec<_> = all
+        .iter()
+        .filter(|b| b[fixed[0].row as usize] == fixed[0].column)
+        .cloned()
+        .collect();
+    assert_eq!(fixed_union, with_first);
+}
+
+#[tokio::test]
+async fn attacking_fixed_queens_give_nothing_with_ok() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let fixed = vec![Square { row: 2, column: 1 }, Square { row: 2, column: 5 }];
+    let got = columns(
+        &mut c,
+        EnumerateRequest {
+            n: 8,
+            fixed: fixed.clone(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(got.is_empty());
+    let r = c
+        .count(CountRequest {
+            n: 8,
+            fixed,
+            shard: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.solutions, 0);
+}
+
+/// Asserts INVALID_ARGUMENT from both RPCs (where the field exists) with `needle` in the message.
+async fn assert_invalid(
+    c: &mut QueensClient<Channel>,
+    e: EnumerateRequest,
+    count_too: bool,
+    needle: &str,
+) {
+    let status = messages(c, e.clone()).await.expect_err(needle);
+    assert_eq!(status.code(), Code::InvalidArgument, "{needle}: {status:?}");
+    assert!(
+        status.message().contains(needle),
+        "{:?} lacks {needle:?}",
+        status.message()
+    );
+    if count_too {
+        let status = c
+            .count(CountRequest {
+                n: e.n,
+                fixed: e.fixed,
+                shard: e.shard,
+            })
+            .await
+            .expect_err(needle);
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(status.message().contains(needle), "{:?}", status.message());
+    }
+}
+
+#[tokio::test]
+async fn every_invalid_argument_names_the_field() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let sq = |row, column| Square { row, column };
+    let shard = |index, count| Some(Shard { index, count });
+    let cases: Vec<(EnumerateRequest, bool, &str)> = vec![
+        (enumerate(0), true, "n: 0"),
+        (enumerate(33), true, "n: 33"),
+        (
+            EnumerateRequest {
+                n: 8,
+                fixed: vec![sq(8, 1)],
+                ..Default::default()
+            },
+            true,
+            "fixed[0]: square (row 8, column 1) is off",
+        ),
+        (
+            EnumerateRequest {
+                n: 8,
+                fixed: vec![sq(1, 1), sq(2, 3), sq(1, 1)],
+                ..Default::default()
+            },
+            true,
+            "fixed[2]: square (row 1, column 1) is listed twice",
+        ),
+        (
+            EnumerateRequest {
+                n: 8,
+                fixed: vec![sq(1, 1)],
+                fundamental: true,
+                ..Default::default()
+            },
+            false,
+            "fundamental",
+        ),
+        (
+            EnumerateRequest {
+                n: 8,
+                shard: shard(4, 4),
+                ..Default::default()
+            },
+            true,
+            "shard.index: 4",
+        ),
+        (
+            EnumerateRequest {
+                n: 8,
+                shard: shard(1, 1),
+                ..Default::default()
+            },
+            true,
+            "shard.index: 1",
+        ),
+        (
+            EnumerateRequest {
+                n: 8,
+                shard: shard(2, 0),
+                ..Default::default()
+            },
+            true,
+            "shard.index: 2",
+        ),
+        (
+            EnumerateRequest {
+                n: 4,
+                start_after: vec![0, 1, 2],
+                ..Default::default()
+            },
+            false,
+            "start_after: has 3 entries",
+        ),
+        (
+            EnumerateRequest {
+                n: 4,
+                start_after: vec![0, 1, 4, 0],
+                ..Default::default()
+            },
+            false,
+            "start_after[2]: 4",
+        ),
+    ];
+    for (request, count_too, needle) in cases {
+        assert_invalid(&mut c, request, count_too, needle).await;
+    }
+    // A huge fixed list is refused, not searched.
+    let many: Vec<Square> = (0..10_000).map(|i| sq(i % 8, i / 8)).collect();
+    assert_invalid(
+        &mut c,
+        EnumerateRequest {
+            n: 8,
+            fixed: many,
+            ..Default::default()
+        },
+        true,
+        "fixed[",
+    )
+    .await;
+    // The server is still fine afterwards.
+    assert_eq!(columns(&mut c, enumerate(4)).await.len(), 2);
+}
+
+#[tokio::test]
+async fn max_n_lowers_the_limit_for_both_rpcs() {
+    let server = InProcess::with_config(Config {
+        max_n: 10,
+        ..Config::default()
+    })
+    .await;
+    let mut c = client(&server).await;
+    assert_invalid(
+        &mut c,
+        enumerate(11),
+        true,
+        "n: 11 is not a supported board size; n must be between 1 and 10",
+    )
+    .await;
+    assert_eq!(columns(&mut c, enumerate(10)).await.len(), 724);
+}
+
+#[tokio::test]
+async fn health_reports_serving_and_not_found() {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+    let server = InProcess::start().await;
+    let mut h = HealthClient::new(channel(&server).await);
+    for service in ["", "queens.v1.Queens"] {
+        let r = h
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.status, ServingStatus::Serving as i32, "{service:?}");
+    }
+    let status = h
+        .check(HealthCheckRequest {
+            service: "nope.Nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn reflection_lists_the_service_in_both_versions() {
+    use tokio_stream::StreamExt;
+    use tonic_reflection::pb::v1 as r1;
+    use tonic_reflection::pb::v1alpha as r0;
+    let server = InProcess::start().await;
+
+    let mut v1 = r1::server_reflection_client::ServerReflectionClient::new(channel(&server).await);
+    let request = r1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(r1::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
+    };
+    let mut replies = v1
+        .server_reflection_info(tokio_stream::once(request))
+        .await
+        .unwrap()
+        .into_inner();
+    let reply = replies.next().await.unwrap().unwrap();
+    let text = format!("{reply:?}");
+    assert!(text.contains("queens.v1.Queens"), "{text}");
+
+    let mut v0 = r0::server_reflection_client::ServerReflectionClient::new(channel(&server).await);
+    let request = r0::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            r0::server_reflection_request::MessageRequest::FileContainingSymbol(
+                "queens.v1.Queens".into(),
+            ),
+        ),
+    };
+    let mut replies = v0
+        .server_reflection_info(tokio_stream::once(request))
+        .await
+        .unwrap()
+        .into_inner();
+    let reply = replies.next().await.unwrap().unwrap();
+    assert!(format!("{reply:?}").contains("FileDescriptorResponse"));
+}
+
+#[tokio::test]
+async fn boards_arrive_before_the_search_ends() {
+    // n = 32 has astronomically many solutions: the first message must come at once.
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let mut stream = c
+        .enumerate(EnumerateRequest {
+            n: 32,
+            compact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(20), stream.message())
+        .await
+        .expect("a first message")
+        .unwrap()
+        .unwrap();
+    assert!(!first.boards.is_empty());
+    assert!(first.boards.iter().all(|b| is_solution(&b.columns)));
+    // Dropping the stream here ends the call; the server's producer notices and stops.
+}

