@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use queens::client::{self, DEFAULT_URL};
-use queens::config::{Config, DEFAULT_MAX_N};
+use queens::config::{Config, DEFAULT_MAX_N, SHUTDOWN_GRACE};
 use queens::pb::{CountRequest, EnumerateRequest, Shard, Square};
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,6 +28,9 @@ enum Command {
         /// Largest board size accepted, for Count and Enumerate alike (at most 32).
         #[arg(long, default_value_t = DEFAULT_MAX_N, value_parser = clap::value_parser!(u32).range(1..=32))]
         max_n: u32,
+        /// Seconds shutdown waits for open streams to end before closing them anyway.
+        #[arg(long, default_value_t = SHUTDOWN_GRACE.as_secs_f64())]
+        shutdown_grace: f64,
     },
     /// Count the solutions of an n×n board on a running server.
     Count {
@@ -93,7 +96,19 @@ fn parse_shard(s: &str) -> Result<Shard, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Serve { addr, max_n } => serve(&addr, max_n).await,
+        Command::Serve {
+            addr,
+            max_n,
+            shutdown_grace,
+        } => {
+            let config = Config {
+                max_n,
+                shutdown_grace: std::time::Duration::try_from_secs_f64(shutdown_grace)
+                    .unwrap_or(SHUTDOWN_GRACE),
+                ..Config::default()
+            };
+            serve(&addr, config).await
+        }
         Command::Count { n, common } => count(n, common).await,
         Command::Enumerate {
             n,
@@ -131,16 +146,12 @@ fn status_text(status: tonic::Status) -> String {
     format!("{:?}: {}", status.code(), status.message())
 }
 
-async fn serve(addr: &str, max_n: u32) -> Result<(), String> {
+async fn serve(addr: &str, config: Config) -> Result<(), String> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("queens: listening on {local} (max n {max_n})");
-    let config = Config {
-        max_n,
-        ..Config::default()
-    };
+    eprintln!("queens: listening on {local} (max n {})", config.max_n);
     queens::server::run(listener, config, shutdown_signal())
         .await
         .map_err(|e| format!("server failed: {e}"))?;

@@ -1,0 +1,146 @@
+//! Work stops when nobody wants it: a client that leaves an Enumerate stream, a Count whose
+//! deadline passes or whose caller gives up, and a SIGTERM with a stream nobody reads. The
+//! server runs as a child process and its CPU time is read from `/proc/PID/stat`.
+
+mod common;
+
+use common::ServerProcess;
+use queens::pb::{CountRequest, EnumerateRequest};
+use std::time::Duration;
+use tonic::Code;
+
+/// The CPU time (user + system, in clock ticks of 10 ms) the process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Asserts that, one second from now, the server stays idle for the second after that.
+async fn assert_goes_idle(pid: u32, what: &str) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let used = cpu_ticks(pid) - before;
+    // A search still running would use about 100 ticks in that second.
+    assert!(
+        used < 20,
+        "{what}: server used {used} ticks in an idle second"
+    );
+}
+
+#[tokio::test]
+async fn leaving_a_stream_stops_its_producer() {
+    let server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 18,
+            compact: true,
+            batch_size: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = 0;
+    while seen < 1_000 {
+        seen += stream.message().await.unwrap().unwrap().boards.len();
+    }
+    // The producer is now ahead by a few messages and blocked, or searching.
+    drop(stream);
+    drop(client);
+    assert_goes_idle(server.pid(), "after the client left").await;
+}
+
+#[tokio::test]
+async fn a_count_past_its_deadline_stops() {
+    let server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut request = tonic::Request::new(CountRequest {
+        n: 20,
+        ..Default::default()
+    });
+    request.set_timeout(Duration::from_millis(300));
+    let status = client.count(request).await.unwrap_err();
+    // The client's own deadline fires as DEADLINE_EXCEEDED; the server answers the same, or
+    // CANCELLED when the client reset the call first.
+    assert!(
+        matches!(status.code(), Code::DeadlineExceeded | Code::Cancelled),
+        "{status:?}"
+    );
+    assert_goes_idle(server.pid(), "after the deadline").await;
+}
+
+#[tokio::test]
+async fn a_count_abandoned_by_its_caller_stops() {
+    let server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let call = client.count(CountRequest {
+        n: 20,
+        ..Default::default()
+    });
+    // Give up after half a second: the call future is dropped, the client resets the stream.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), call)
+            .await
+            .is_err()
+    );
+    drop(client);
+    assert_goes_idle(server.pid(), "after the caller gave up").await;
+}
+
+#[tokio::test]
+async fn sigterm_ends_a_stream_nobody_reads_within_the_grace() {
+    let mut server = ServerProcess::start(&["--shutdown-grace", "2"]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    // Open a stream of n = 16 with rows and never read it past the first message.
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 16,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stream.message().await.unwrap().is_some());
+    let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("the server exits within its grace despite the stuck stream");
+    assert!(status.success(), "{status:?}");
+    drop(stream);
+}
+
+#[tokio::test]
+async fn sigterm_ends_a_read_stream_with_unavailable() {
+    let mut server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 18,
+            compact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stream.message().await.unwrap().is_some());
+    let pid = server.pid();
+    let waiter = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(15)));
+    let _ = pid;
+    // Keep reading: the stream must end with UNAVAILABLE "server shutting down".
+    let status = loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("the stream ended as if complete"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("shutting down"), "{status:?}");
+    let exit = waiter.await.unwrap().expect("exits");
+    assert!(exit.success());
+}
