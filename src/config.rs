@@ -30,6 +30,29 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 /// reads cannot hold the process beyond it.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// Longest one search may run, streams included (the server's own limit, whatever the
+/// client's deadline): an hour is generous for any interactive call, and a batch job splits
+/// bigger work into shards.
+pub const MAX_SEARCH_TIME: Duration = Duration::from_secs(3600);
+
+/// Largest request message accepted: the largest valid request (n = 32, all 1,024 squares
+/// fixed, a resume point) is under 8 KiB, so 64 KiB refuses absurd ones (a million fixed
+/// squares) before they are read, without ever limiting a real one.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// HTTP/2 keepalive: a ping every 30 s, and a peer that does not answer within 10 s is
+/// dropped, so a long Count to a dead client is noticed and its search cancelled.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(30);
+
+/// How long a keepalive ping may go unanswered.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Concurrent searches by default: one per core the process may use, since each search
+/// keeps a core busy; more would only slow every search down.
+pub fn default_max_searches() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -45,6 +68,16 @@ pub struct Config {
     pub flush_interval: Duration,
     /// Longest shutdown waits for streams to end.
     pub shutdown_grace: Duration,
+    /// Cap on concurrent searches (Enumerate streams and Counts), server-wide.
+    pub max_searches: usize,
+    /// Longest one search may run.
+    pub max_search_time: Duration,
+    /// Largest request message accepted.
+    pub max_request_bytes: usize,
+    /// Interval of HTTP/2 keepalive pings.
+    pub keepalive_interval: Duration,
+    /// How long a keepalive ping may go unanswered.
+    pub keepalive_timeout: Duration,
 }
 
 impl Default for Config {
@@ -56,6 +89,11 @@ impl Default for Config {
             channel_messages: CHANNEL_MESSAGES,
             flush_interval: FLUSH_INTERVAL,
             shutdown_grace: SHUTDOWN_GRACE,
+            max_searches: default_max_searches(),
+            max_search_time: MAX_SEARCH_TIME,
+            max_request_bytes: MAX_REQUEST_BYTES,
+            keepalive_interval: KEEPALIVE_INTERVAL,
+            keepalive_timeout: KEEPALIVE_TIMEOUT,
         }
     }
 }

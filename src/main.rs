@@ -3,10 +3,11 @@
 
 use clap::{Args, Parser, Subcommand};
 use queens::client::{self, DEFAULT_URL};
-use queens::config::{Config, DEFAULT_MAX_N, SHUTDOWN_GRACE};
+use queens::config::{Config, DEFAULT_MAX_N, MAX_SEARCH_TIME, SHUTDOWN_GRACE};
 use queens::pb::{CountRequest, EnumerateRequest, Shard, Square};
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 /// N-Queens as a gRPC service, and a client for it.
@@ -29,8 +30,15 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_MAX_N, value_parser = clap::value_parser!(u32).range(1..=32))]
         max_n: u32,
         /// Seconds shutdown waits for open streams to end before closing them anyway.
-        #[arg(long, default_value_t = SHUTDOWN_GRACE.as_secs_f64())]
+        #[arg(long, default_value_t = SHUTDOWN_GRACE.as_secs_f64(), value_parser = seconds)]
         shutdown_grace: f64,
+        /// Most searches (streams and counts) running at once; more are refused with
+        /// RESOURCE_EXHAUSTED [default: the number of cores].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        max_searches: Option<u32>,
+        /// Seconds any one search may run before it ends with DEADLINE_EXCEEDED.
+        #[arg(long, default_value_t = MAX_SEARCH_TIME.as_secs_f64(), value_parser = seconds)]
+        max_search_seconds: f64,
     },
     /// Count the solutions of an n×n board on a running server.
     Count {
@@ -77,6 +85,16 @@ struct Common {
     shard: Option<Shard>,
 }
 
+/// A non-negative, finite number of seconds.
+fn seconds(s: &str) -> Result<f64, String> {
+    let value: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if value.is_finite() && (0.0..=1e9).contains(&value) {
+        Ok(value)
+    } else {
+        Err("expected a number of seconds between 0 and 1e9".into())
+    }
+}
+
 fn parse_square(s: &str) -> Result<Square, String> {
     let (row, column) = s.split_once(',').ok_or("expected ROW,COLUMN")?;
     Ok(Square {
@@ -100,12 +118,16 @@ async fn main() -> ExitCode {
             addr,
             max_n,
             shutdown_grace,
+            max_searches,
+            max_search_seconds,
         } => {
+            let defaults = Config::default();
             let config = Config {
                 max_n,
-                shutdown_grace: std::time::Duration::try_from_secs_f64(shutdown_grace)
-                    .unwrap_or(SHUTDOWN_GRACE),
-                ..Config::default()
+                shutdown_grace: Duration::from_secs_f64(shutdown_grace),
+                max_searches: max_searches.map_or(defaults.max_searches, |m| m as usize),
+                max_search_time: Duration::from_secs_f64(max_search_seconds),
+                ..defaults
             };
             serve(&addr, config).await
         }

@@ -23,6 +23,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
     let grace = config.shutdown_grace;
+    let max_request = config.max_request_bytes;
+    let mut builder = Server::builder()
+        .http2_keepalive_interval(Some(config.keepalive_interval))
+        .http2_keepalive_timeout(Some(config.keepalive_timeout))
+        .tcp_keepalive(Some(config.keepalive_interval));
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<QueensServer<QueensService>>().await;
     let reflection = || {
@@ -40,11 +45,12 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let queens = QueensService::new(config, stop_rx.clone());
     let mut stopped = stop_rx;
-    let serve = Server::builder()
+    let queens = QueensServer::new(queens).max_decoding_message_size(max_request);
+    let serve = builder
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(QueensServer::new(queens))
+        .add_service(queens)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         });

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
@@ -36,6 +36,16 @@ pub enum Error {
     DeadlineExceeded,
     /// The server is shutting down.
     ShuttingDown,
+    /// Every search slot is taken (`--max-searches`).
+    Busy {
+        /// The server's cap on concurrent searches.
+        limit: usize,
+    },
+    /// The search ran past the server's own time limit (`--max-search-seconds`).
+    TimeLimit {
+        /// The limit.
+        limit: Duration,
+    },
     /// A search task failed (a bug: it panicked).
     Internal(String),
 }
@@ -50,6 +60,14 @@ impl From<Error> for Status {
                 Status::deadline_exceeded("the call's deadline passed before the search ended")
             }
             Error::ShuttingDown => Status::unavailable("server shutting down"),
+            Error::Busy { limit } => Status::resource_exhausted(format!(
+                "server busy: all {limit} search slots are in use (--max-searches {limit}); \
+                 retry later"
+            )),
+            Error::TimeLimit { limit } => Status::deadline_exceeded(format!(
+                "search stopped at the server's time limit of {} s (--max-search-seconds)",
+                limit.as_secs_f64()
+            )),
             Error::Internal(what) => Status::internal(what),
         }
     }
@@ -61,10 +79,13 @@ impl From<QueryError> for Error {
     }
 }
 
-/// The Queens service: settings plus the server's shutdown signal.
+/// The Queens service: settings, the search slots, and the server's shutdown signal.
 #[derive(Clone, Debug)]
 pub struct QueensService {
     config: Arc<Config>,
+    /// One permit per running search, server-wide; taken before a search starts and held by
+    /// its producer until the search ends (open streams included).
+    searches: Arc<Semaphore>,
     stopping: watch::Receiver<bool>,
 }
 
@@ -72,9 +93,25 @@ impl QueensService {
     /// A service with these settings that ends its calls when `stopping` turns true.
     pub fn new(config: Config, stopping: watch::Receiver<bool>) -> QueensService {
         QueensService {
+            searches: Arc::new(Semaphore::new(config.max_searches)),
             config: Arc::new(config),
             stopping,
         }
+    }
+
+    /// Takes a search slot, or refuses at once: a quick RESOURCE_EXHAUSTED lets clients back
+    /// off or go to another replica, where a queue would hide the overload and hold their
+    /// connections.
+    fn admit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        if *self.stopping.borrow() {
+            return Err(Error::ShuttingDown);
+        }
+        self.searches
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Error::Busy {
+                limit: self.config.max_searches,
+            })
     }
 
     /// The validated question of a Count request.
@@ -187,9 +224,7 @@ impl Queens for QueensService {
         request: Request<EnumerateRequest>,
     ) -> Result<Response<Self::EnumerateStream>, Status> {
         let job = self.enumeration(request.get_ref())?;
-        if *self.stopping.borrow() {
-            return Err(Error::ShuttingDown.into());
-        }
+        let permit = self.admit()?;
         let (tx, rx) = mpsc::channel(self.config.channel_messages);
         let mut sink = StreamSink {
             tx,
@@ -200,7 +235,10 @@ impl Queens for QueensService {
             compact: job.compact,
             flush_interval: self.config.flush_interval,
             last_send: Instant::now(),
+            time_limit: self.config.max_search_time,
+            deadline: Instant::now() + self.config.max_search_time,
             stopped: None,
+            permit: Some(permit),
         };
         tokio::task::spawn_blocking(move || {
             let flow = solver::enumerate(
@@ -219,16 +257,23 @@ impl Queens for QueensService {
         request: Request<CountRequest>,
     ) -> Result<Response<CountResponse>, Status> {
         let problem = self.count_problem(request.get_ref())?;
+        let permit = self.admit()?;
         let deadline = grpc_timeout(request.metadata());
         let cancel = Arc::new(AtomicBool::new(false));
         // Raised when this future ends or is dropped (the client went away): the search stops.
         let _guard = RaiseOnDrop(cancel.clone());
         let flag = cancel.clone();
-        let task = tokio::task::spawn_blocking(move || solver::count(&problem, &flag));
+        let task = tokio::task::spawn_blocking(move || {
+            let counted = solver::count(&problem, &flag);
+            drop(permit);
+            counted
+        });
         let mut stopping = self.stopping.clone();
+        let limit = self.config.max_search_time;
         let outcome = tokio::select! {
             joined = task => joined.map_err(|e| Error::Internal(format!("count task failed: {e}"))),
             _ = sleep_until(deadline) => Err(Error::DeadlineExceeded),
+            _ = tokio::time::sleep(limit) => Err(Error::TimeLimit { limit }),
             _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
         }?;
         let counts = outcome.map_err(|e| match e {
@@ -287,8 +332,13 @@ struct StreamSink {
     compact: bool,
     flush_interval: Duration,
     last_send: Instant,
+    /// The server's limit on one search, and when this one reaches it.
+    time_limit: Duration,
+    deadline: Instant,
     /// Why the stream must end early, if it must.
     stopped: Option<Stop>,
+    /// This search's slot; released as soon as the search ends.
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 /// Why a producer stopped before the search ended.
@@ -298,6 +348,8 @@ enum Stop {
     ClientGone,
     /// The server is shutting down.
     ShuttingDown,
+    /// The search reached the server's time limit.
+    TimeLimit,
 }
 
 impl StreamSink {
@@ -311,10 +363,12 @@ impl StreamSink {
         };
         let tx = &self.tx;
         let stopping = &mut self.stopping;
+        let deadline = tokio::time::Instant::from_std(self.deadline);
         let sent = self.handle.block_on(async {
             tokio::select! {
                 sent = tx.send(Ok(message)) => sent.map_err(|_| Stop::ClientGone),
                 _ = stopping.wait_for(|stop| *stop) => Err(Stop::ShuttingDown),
+                _ = tokio::time::sleep_until(deadline) => Err(Stop::TimeLimit),
             }
         });
         self.last_send = Instant::now();
@@ -327,23 +381,25 @@ impl StreamSink {
         }
     }
 
-    /// Ends the stream: the last partial batch after a complete search, or UNAVAILABLE when
-    /// the server stopped it.
+    /// Ends the stream: releases the search slot, then sends the last partial batch after a
+    /// complete search, or the status that says why the server stopped it.
     fn finish(mut self, flow: ControlFlow<()>) {
+        self.permit = None;
         if flow.is_continue() {
             let _ = self.flush();
         }
-        if self.stopped == Some(Stop::ShuttingDown) {
-            let tx = self.tx.clone();
-            // The client may not be reading; do not wait past the shutdown grace for it.
-            let _ = self.handle.block_on(async {
-                tokio::time::timeout(
-                    Duration::from_secs(1),
-                    tx.send(Err(Error::ShuttingDown.into())),
-                )
-                .await
-            });
-        }
+        let error = match self.stopped {
+            Some(Stop::ShuttingDown) => Error::ShuttingDown,
+            Some(Stop::TimeLimit) => Error::TimeLimit {
+                limit: self.time_limit,
+            },
+            Some(Stop::ClientGone) | None => return,
+        };
+        let tx = self.tx.clone();
+        // The client may not be reading: wait a little for room, not forever.
+        let _ = self.handle.block_on(async {
+            tokio::time::timeout(Duration::from_secs(1), tx.send(Err(error.into()))).await
+        });
     }
 }
 
@@ -363,6 +419,10 @@ impl Sink for StreamSink {
         }
         if *self.stopping.borrow() {
             self.stopped = Some(Stop::ShuttingDown);
+            return ControlFlow::Break(());
+        }
+        if Instant::now() >= self.deadline {
+            self.stopped = Some(Stop::TimeLimit);
             return ControlFlow::Break(());
         }
         if !self.batch.is_empty() && self.last_send.elapsed() >= self.flush_interval {

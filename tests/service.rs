@@ -540,8 +540,8 @@ async fn every_invalid_argument_names_the_field() {
     for (request, count_too, needle) in cases {
         assert_invalid(&mut c, request, count_too, needle).await;
     }
-    // A huge fixed list is refused, not searched.
-    let many: Vec<Square> = (0..10_000).map(|i| sq(i % 8, i / 8)).collect();
+    // A long fixed list (under the request size limit) is refused, not searched.
+    let many: Vec<Square> = (0..2_000).map(|i| sq(i % 8, i / 8)).collect();
     assert_invalid(
         &mut c,
         EnumerateRequest {

@@ -1,0 +1,279 @@
+//! The server's own limits and its resistance to bad input, over real sockets: the cap on
+//! concurrent searches, the per-search time limit, the request size limit, garbage bytes,
+//! truncated protobufs, unknown methods, and flat memory under a slow reader.
+
+mod common;
+
+use common::ServerProcess;
+use queens::pb::{CountRequest, EnumerateRequest, Square};
+use std::io::Write;
+use std::time::{Duration, Instant};
+use tonic::Code;
+
+fn count(n: u32) -> CountRequest {
+    CountRequest {
+        n,
+        ..Default::default()
+    }
+}
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn searches_beyond_the_cap_are_refused_at_once() {
+    let server = ServerProcess::start(&["--max-searches", "1"]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 18,
+            compact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stream.message().await.unwrap().is_some());
+    // The open stream holds the only slot, even while its producer waits for the reader.
+    let started = Instant::now();
+    let status = client.count(count(8)).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(status.message().contains("--max-searches 1"), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "refused at once"
+    );
+    let status = client
+        .enumerate(EnumerateRequest {
+            n: 4,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted);
+    // Invalid requests are still told what is wrong, without a slot.
+    let status = client.count(count(0)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    // Leaving the stream frees the slot.
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match client.count(count(8)).await {
+            Ok(r) => {
+                assert_eq!(r.into_inner().solutions, 92);
+                break;
+            }
+            Err(s) if s.code() == Code::ResourceExhausted && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(s) => panic!("slot not freed: {s:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn searches_end_at_the_servers_time_limit() {
+    let server = ServerProcess::start(&["--max-search-seconds", "0.5"]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let status = client.count(count(20)).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(
+        status.message().contains("--max-search-seconds"),
+        "{status:?}"
+    );
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 18,
+            compact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let status = loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("n = 18 cannot finish in half a second"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    // Both slots are free again.
+    assert_eq!(
+        client.count(count(8)).await.unwrap().into_inner().solutions,
+        92
+    );
+}
+
+#[tokio::test]
+async fn a_million_fixed_squares_are_refused_unread() {
+    let server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url())
+        .await
+        .unwrap()
+        .max_encoding_message_size(64 * 1024 * 1024);
+    let fixed: Vec<Square> = (0..1_000_000)
+        .map(|i| Square {
+            row: i % 8,
+            column: (i / 8) % 8,
+        })
+        .collect();
+    let status = client
+        .count(CountRequest {
+            n: 8,
+            fixed,
+            shard: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(status.code(), Code::OutOfRange | Code::ResourceExhausted),
+        "{status:?}"
+    );
+    assert!(
+        rss_kib(server.pid()) < 64 * 1024,
+        "the request was not buffered"
+    );
+    assert_eq!(
+        client.count(count(8)).await.unwrap().into_inner().solutions,
+        92
+    );
+}
+
+#[tokio::test]
+async fn garbage_truncated_messages_and_unknown_methods_do_no_harm() {
+    let server = ServerProcess::start(&[]);
+    // Raw garbage, and an HTTP/1 request, on the gRPC port.
+    for junk in [
+        &b"\x00\x01\x02garbage\xff\xfe not http/2 at all"[..],
+        &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+    ] {
+        let mut raw = std::net::TcpStream::connect(server.addr).unwrap();
+        raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = raw.write_all(junk);
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut raw, &mut sink);
+    }
+    let channel = tonic::transport::Channel::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    // A truncated protobuf (a length-delimited field that runs past the end).
+    let truncated = raw_call(
+        &mut grpc,
+        "/queens.v1.Queens/Count",
+        vec![0x08, 0x08, 0x12, 0x10, 0x08],
+    )
+    .await;
+    assert!(truncated.is_err(), "{truncated:?}");
+    let code = truncated.unwrap_err().code();
+    assert!(
+        matches!(code, Code::Internal | Code::InvalidArgument),
+        "{code:?}"
+    );
+    // An unknown method.
+    let unknown = raw_call(&mut grpc, "/queens.v1.Queens/Solve", vec![0x08, 0x08]).await;
+    assert_eq!(unknown.unwrap_err().code(), Code::Unimplemented);
+    // A valid request through the same raw path still works: the server is unharmed.
+    let reply = raw_call(&mut grpc, "/queens.v1.Queens/Count", vec![0x08, 0x08])
+        .await
+        .unwrap();
+    use prost::Message;
+    let counted = queens::pb::CountResponse::decode(reply.as_slice()).unwrap();
+    assert_eq!(counted.solutions, 92);
+}
+
+/// Sends `body` as the raw protobuf bytes of a unary call to `path`.
+async fn raw_call(
+    grpc: &mut tonic::client::Grpc<tonic::transport::Channel>,
+    path: &'static str,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, tonic::Status> {
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static(path);
+    grpc.unary(tonic::Request::new(body), path, RawCodec)
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// A codec that passes message bytes through untouched.
+#[derive(Clone, Copy, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+    fn decoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        use bytes::BufMut;
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Vec<u8>>, tonic::Status> {
+        use bytes::Buf;
+        let mut out = vec![0; src.remaining()];
+        src.copy_to_slice(&mut out);
+        Ok(Some(out))
+    }
+}
+
+#[tokio::test]
+async fn a_slow_reader_keeps_memory_flat() {
+    let server = ServerProcess::start(&[]);
+    let pid = server.pid();
+    let idle = rss_kib(pid);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 16,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut peak = idle;
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        assert!(stream.message().await.unwrap().is_some());
+        peak = peak.max(rss_kib(pid));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("idle RSS {idle} KiB, peak under a slow reader {peak} KiB");
+    assert!(
+        peak - idle < 64 * 1024,
+        "RSS grew from {idle} to {peak} KiB"
+    );
+}
