@@ -78,6 +78,28 @@ pub struct Config {
     pub keepalive_interval: Duration,
     /// How long a keepalive ping may go unanswered.
     pub keepalive_timeout: Duration,
+    /// Serve over TLS with this certificate and key (PEM); plaintext when `None`.
+    pub tls: Option<TlsPem>,
+}
+
+/// A server certificate chain and its private key, both PEM.
+#[derive(Clone)]
+pub struct TlsPem {
+    /// The certificate chain.
+    pub cert: Vec<u8>,
+    /// The private key.
+    pub key: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsPem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        write!(
+            f,
+            "TlsPem {{ cert: {} bytes, key: <redacted> }}",
+            self.cert.len()
+        )
+    }
 }
 
 impl Default for Config {
@@ -94,6 +116,7 @@ impl Default for Config {
             max_request_bytes: MAX_REQUEST_BYTES,
             keepalive_interval: KEEPALIVE_INTERVAL,
             keepalive_timeout: KEEPALIVE_TIMEOUT,
+            tls: None,
         }
     }
 }

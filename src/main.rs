@@ -3,12 +3,14 @@
 
 use clap::{Args, Parser, Subcommand};
 use queens::client::{self, DEFAULT_URL};
-use queens::config::{Config, DEFAULT_MAX_N, MAX_SEARCH_TIME, SHUTDOWN_GRACE};
+use queens::config::{Config, DEFAULT_MAX_N, MAX_SEARCH_TIME, SHUTDOWN_GRACE, TlsPem};
+use queens::pb::queens_client::QueensClient;
 use queens::pb::{CountRequest, EnumerateRequest, Shard, Square};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tonic::transport::Channel;
 
 /// N-Queens as a gRPC service, and a client for it.
 #[derive(Parser, Debug)]
@@ -39,6 +41,12 @@ enum Command {
         /// Seconds any one search may run before it ends with DEADLINE_EXCEEDED.
         #[arg(long, default_value_t = MAX_SEARCH_TIME.as_secs_f64(), value_parser = seconds)]
         max_search_seconds: f64,
+        /// Serve over TLS with this PEM certificate chain (needs --tls-key).
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
     },
     /// Count the solutions of an n×n board on a running server.
     Count {
@@ -83,6 +91,27 @@ struct Common {
     /// Only part I of K disjoint parts of the search (parts 0..K-1 add up to the whole).
     #[arg(long, value_name = "I/K", value_parser = parse_shard)]
     shard: Option<Shard>,
+    /// Connect over TLS, trusting this PEM CA certificate (the URL becomes https://).
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<std::path::PathBuf>,
+}
+
+impl Common {
+    /// A client connected as these flags say.
+    async fn connect(&self) -> Result<QueensClient<Channel>, String> {
+        let ca = match &self.ca_cert {
+            Some(path) => Some(read(path)?),
+            None => None,
+        };
+        client::connect_with(&self.addr, ca.as_deref())
+            .await
+            .map_err(|e| format!("cannot connect to {}: {e}", self.addr))
+    }
+}
+
+/// The bytes of a file, or a message naming it.
+fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// A non-negative, finite number of seconds.
@@ -120,13 +149,26 @@ async fn main() -> ExitCode {
             shutdown_grace,
             max_searches,
             max_search_seconds,
+            tls_cert,
+            tls_key,
         } => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => match (read(&cert), read(&key)) {
+                    (Ok(cert), Ok(key)) => Some(TlsPem { cert, key }),
+                    (Err(e), _) | (_, Err(e)) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                _ => None,
+            };
             let defaults = Config::default();
             let config = Config {
                 max_n,
                 shutdown_grace: Duration::from_secs_f64(shutdown_grace),
                 max_searches: max_searches.map_or(defaults.max_searches, |m| m as usize),
                 max_search_time: Duration::from_secs_f64(max_search_seconds),
+                tls,
                 ..defaults
             };
             serve(&addr, config).await
@@ -144,14 +186,17 @@ async fn main() -> ExitCode {
             let request = EnumerateRequest {
                 n,
                 fundamental,
-                fixed: common.fixed,
+                fixed: common.fixed.clone(),
                 shard: common.shard,
                 start_after,
                 limit,
                 batch_size,
                 compact,
             };
-            enumerate(&common.addr, request).await
+            match common.connect().await {
+                Ok(client) => enumerate(client, request).await,
+                Err(e) => Err(e),
+            }
         }
     };
     match result {
@@ -193,9 +238,7 @@ async fn shutdown_signal() {
 }
 
 async fn count(n: u32, common: Common) -> Result<(), String> {
-    let mut client = client::connect(&common.addr)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", common.addr))?;
+    let mut client = common.connect().await?;
     let request = CountRequest {
         n,
         fixed: common.fixed,
@@ -213,11 +256,11 @@ async fn count(n: u32, common: Common) -> Result<(), String> {
     Ok(())
 }
 
-async fn enumerate(addr: &str, request: EnumerateRequest) -> Result<(), String> {
+async fn enumerate(
+    mut client: QueensClient<Channel>,
+    request: EnumerateRequest,
+) -> Result<(), String> {
     let compact = request.compact;
-    let mut client = client::connect(addr)
-        .await
-        .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
     let mut stream = client
         .enumerate(request)
         .await

@@ -11,10 +11,10 @@ use std::future::Future;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_stream::wrappers::TcpListenerStream;
-use tonic::transport::Server;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
-/// Serves until `shutdown` completes, then: health turns NOT_SERVING, new connections are
+/// Serves (over TLS when `config.tls` is set) until `shutdown` completes, then: health turns NOT_SERVING, new connections are
 /// refused, open streams end with UNAVAILABLE "server shutting down", and after at most
 /// `config.shutdown_grace` the function returns even if some client never read its stream.
 pub async fn run(
@@ -28,6 +28,10 @@ pub async fn run(
         .http2_keepalive_interval(Some(config.keepalive_interval))
         .http2_keepalive_timeout(Some(config.keepalive_timeout))
         .tcp_keepalive(Some(config.keepalive_interval));
+    if let Some(tls) = &config.tls {
+        let identity = Identity::from_pem(&tls.cert, &tls.key);
+        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
+    }
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<QueensServer<QueensService>>().await;
     let reflection = || {

@@ -1,0 +1,60 @@
+//! TLS when asked: a certificate made at run time (rcgen), `serve --tls-cert/--tls-key`, the
+//! CLI's `--ca-cert` streaming n = 6 over TLS, and plaintext clients refused.
+
+mod common;
+
+use common::{ServerProcess, queens_cli};
+use std::path::PathBuf;
+
+/// Writes a fresh self-signed certificate for localhost / 127.0.0.1; returns (cert, key) paths.
+fn self_signed(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
+    let cert = dir.join("cert.pem");
+    let key = dir.join("key.pem");
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    (cert, key)
+}
+
+#[test]
+fn streams_over_tls_and_refuses_plaintext() {
+    let dir = std::env::temp_dir().join(format!("queens-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = self_signed(&dir);
+    let server = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let url = format!("https://localhost:{}", server.addr.port());
+    let (code, out, err) = queens_cli(&[
+        "enumerate",
+        "6",
+        "--compact",
+        "--addr",
+        &url,
+        "--ca-cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1,3,5,0,2,4\n2,5,1,4,0,3\n3,0,4,1,5,2\n4,2,0,5,3,1\n");
+    // Plaintext HTTP/2 to the TLS port fails.
+    let (code, _, err) = queens_cli(&["count", "6", "--addr", &server.url()]);
+    assert_ne!(code, 0, "plaintext was served: {err}");
+    // TLS without trusting the certificate fails too.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (stranger, _) = self_signed(&other);
+    let (code, _, _) = queens_cli(&[
+        "count",
+        "6",
+        "--addr",
+        &url,
+        "--ca-cert",
+        stranger.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "an untrusted certificate was accepted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
