@@ -1,0 +1,241 @@
+//! `queens-load`: a load driver for a running queens server (there is no ghz here).
+//!
+//! - `mixed`: 32 concurrent Enumerate n = 10 streams and 8 Count n = 12 calls; every call
+//!   must complete correctly or be refused with RESOURCE_EXHAUSTED (exit 1 otherwise).
+//! - `health`: health checks back to back for a while; each must answer SERVING within 1 s.
+//! - `latency`: Count n = 8 at a given concurrency for a while; prints calls/s, p50 and p99.
+
+use clap::{Parser, Subcommand};
+use queens::pb::{CountRequest, EnumerateRequest};
+use std::time::{Duration, Instant};
+use tonic::Code;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+/// Load driver for a queens server.
+#[derive(Parser, Debug)]
+#[command(name = "queens-load", about)]
+struct Cli {
+    /// Server URL.
+    #[arg(long, default_value = queens::client::DEFAULT_URL)]
+    addr: String,
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+/// What load to drive.
+#[derive(Subcommand, Debug)]
+enum Mode {
+    /// 32 Enumerate n = 10 streams and 8 Count n = 12 calls, all at once.
+    Mixed,
+    /// Health checks back to back for `seconds`; each must be SERVING within 1 s.
+    Health {
+        /// How long to keep checking.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+    },
+    /// Count n = 8 calls from `concurrency` workers for `seconds`.
+    Latency {
+        /// Concurrent callers.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// How long to run.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+    },
+}
+
+/// How one call ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Correct,
+    Refused,
+    Wrong(String),
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let ok = match cli.mode {
+        Mode::Mixed => mixed(&cli.addr).await,
+        Mode::Health { seconds } => health(&cli.addr, Duration::from_secs_f64(seconds)).await,
+        Mode::Latency {
+            concurrency,
+            seconds,
+        } => latency(&cli.addr, concurrency, Duration::from_secs_f64(seconds)).await,
+    };
+    if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+/// An outcome from a failed call: refusals are expected under load, anything else is wrong.
+fn failed(status: tonic::Status) -> Outcome {
+    if status.code() == Code::ResourceExhausted {
+        Outcome::Refused
+    } else {
+        Outcome::Wrong(format!("{:?}: {}", status.code(), status.message()))
+    }
+}
+
+async fn enumerate_10(addr: String) -> Outcome {
+    let mut client = match queens::client::connect(&addr).await {
+        Ok(c) => c,
+        Err(e) => return Outcome::Wrong(format!("connect: {e}")),
+    };
+    let request = EnumerateRequest {
+        n: 10,
+        compact: true,
+        ..Default::default()
+    };
+    let mut stream = match client.enumerate(request).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => return failed(s),
+    };
+    let mut boards: Vec<Vec<u32>> = Vec::new();
+    loop {
+        match stream.message().await {
+            Ok(Some(m)) => boards.extend(m.boards.into_iter().map(|b| b.columns)),
+            Ok(None) => break,
+            Err(s) => return failed(s),
+        }
+    }
+    let ordered = boards.windows(2).all(|w| w[0] < w[1]);
+    if boards.len() == 724 && ordered {
+        Outcome::Correct
+    } else {
+        Outcome::Wrong(format!("{} boards, ordered: {ordered}", boards.len()))
+    }
+}
+
+async fn count_12(addr: String) -> Outcome {
+    let mut client = match queens::client::connect(&addr).await {
+        Ok(c) => c,
+        Err(e) => return Outcome::Wrong(format!("connect: {e}")),
+    };
+    let request = CountRequest {
+        n: 12,
+        ..Default::default()
+    };
+    match client.count(request).await {
+        Ok(r) if r.get_ref().solutions == 14_200 => Outcome::Correct,
+        Ok(r) => Outcome::Wrong(format!("{:?}", r.into_inner())),
+        Err(s) => failed(s),
+    }
+}
+
+async fn mixed(addr: &str) -> bool {
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for _ in 0..32 {
+        calls.push(tokio::spawn(enumerate_10(addr.to_string())));
+    }
+    for _ in 0..8 {
+        calls.push(tokio::spawn(count_12(addr.to_string())));
+    }
+    let (mut correct, mut refused, mut wrong) = (0, 0, 0);
+    for call in calls {
+        match call.await.expect("call task") {
+            Outcome::Correct => correct += 1,
+            Outcome::Refused => refused += 1,
+            Outcome::Wrong(what) => {
+                eprintln!("wrong: {what}");
+                wrong += 1;
+            }
+        }
+    }
+    println!(
+        "mixed: {correct} correct, {refused} refused (RESOURCE_EXHAUSTED), {wrong} wrong in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    wrong == 0
+}
+
+async fn health(addr: &str, period: Duration) -> bool {
+    let channel = match tonic::transport::Channel::from_shared(addr.to_string()) {
+        Ok(endpoint) => endpoint.connect_lazy(),
+        Err(e) => {
+            eprintln!("bad address: {e}");
+            return false;
+        }
+    };
+    let mut client = HealthClient::new(channel);
+    let until = Instant::now() + period;
+    let (mut checks, mut slowest, mut bad) = (0u64, Duration::ZERO, 0u64);
+    while Instant::now() < until {
+        let started = Instant::now();
+        let request = HealthCheckRequest {
+            service: "queens.v1.Queens".into(),
+        };
+        let answer = tokio::time::timeout(Duration::from_secs(1), client.check(request)).await;
+        let took = started.elapsed();
+        slowest = slowest.max(took);
+        checks += 1;
+        match answer {
+            Ok(Ok(r)) if r.get_ref().status == ServingStatus::Serving as i32 => {}
+            other => {
+                eprintln!("health check failed after {took:?}: {other:?}");
+                bad += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!(
+        "health: {checks} checks, {bad} failed or slower than 1 s, slowest {:.1} ms",
+        slowest.as_secs_f64() * 1e3
+    );
+    bad == 0 && checks > 0
+}
+
+async fn latency(addr: &str, concurrency: usize, period: Duration) -> bool {
+    let until = Instant::now() + period;
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let addr = addr.to_string();
+        workers.push(tokio::spawn(async move {
+            let mut client = queens::client::connect(&addr).await.expect("connect");
+            let (mut times, mut refused) = (Vec::new(), 0u64);
+            while Instant::now() < until {
+                let started = Instant::now();
+                let request = CountRequest {
+                    n: 8,
+                    ..Default::default()
+                };
+                match client.count(request).await {
+                    Ok(r) => {
+                        assert_eq!(r.get_ref().solutions, 92);
+                        times.push(started.elapsed());
+                    }
+                    Err(s) if s.code() == Code::ResourceExhausted => refused += 1,
+                    Err(s) => panic!("{s:?}"),
+                }
+            }
+            (times, refused)
+        }));
+    }
+    let started = Instant::now();
+    let (mut times, mut refused) = (Vec::new(), 0);
+    for w in workers {
+        let (t, r) = w.await.expect("worker");
+        times.extend(t);
+        refused += r;
+    }
+    let elapsed = started.elapsed().as_secs_f64().max(period.as_secs_f64());
+    times.sort();
+    let pct = |p: f64| {
+        times
+            .get(((times.len() as f64 * p) as usize).min(times.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "latency: concurrency {concurrency}: {} calls ok ({:.0}/s), {refused} refused, p50 {:.2} ms, p99 {:.2} ms",
+        times.len(),
+        times.len() as f64 / elapsed,
+        pct(0.50),
+        pct(0.99)
+    );
+    !times.is_empty()
+}
