@@ -9,14 +9,21 @@
 //! - [`server`]: `run(listener, config, shutdown)`: health, reflection, bounded shutdown.
 //! - [`config`]: every server knob and its default, with the reason for each value.
 //! - [`client`]: a thin client shared by the CLI and the tests.
+//! - [`fanout`]: one count or enumeration spread over several servers by shards, with an
+//!   explicit retry queue and resumable per-shard files.
+//! - [`batch`]: a shard counted in process as a JSON line, and the checked sum of such lines
+//!   (for orchestrators such as a Kubernetes Indexed Job).
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
-//! The binary (`src/main.rs`) only parses flags and calls these.
+//! The binary (`src/main.rs`, with its presentation glue in `src/cli.rs`) only parses flags
+//! and calls these; `src/bin/queens-load.rs` is a load driver.
 
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod client;
 pub mod config;
+pub mod fanout;
 pub mod server;
 pub mod service;
 pub mod solver;

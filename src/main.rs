@@ -1,6 +1,8 @@
 //! The `queens` binary: parses flags and calls the library. `serve` runs the server;
 //! `count` and `enumerate` are clients of a running server.
 
+mod cli;
+
 use clap::{Args, Parser, Subcommand};
 use queens::client::{self, DEFAULT_URL};
 use queens::config::{Config, DEFAULT_MAX_N, MAX_SEARCH_TIME, SHUTDOWN_GRACE, TlsPem};
@@ -48,19 +50,43 @@ enum Command {
         #[arg(long, value_name = "FILE", requires = "tls_cert")]
         tls_key: Option<std::path::PathBuf>,
     },
-    /// Count the solutions of an n×n board on a running server.
+    /// Count the solutions of an n×n board: on a running server, over several (--endpoints),
+    /// or in this process (--local).
     Count {
         /// Board size.
         n: u32,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        spread: Spread,
+        /// Count in this process, without a server (one shard: --shard I/K, or --shards K with
+        /// the index from $JOB_COMPLETION_INDEX as a Kubernetes Indexed Job sets it).
+        #[arg(long, conflicts_with = "endpoints")]
+        local: bool,
+        /// With --local: print one JSON line (n, shard, solutions, fundamental, seconds) for
+        /// `queens sum`.
+        #[arg(long, requires = "local")]
+        json: bool,
     },
-    /// Stream the solutions of an n×n board from a running server, in lexicographic order.
+    /// Sum the JSON lines of `count --local --json` (files, or stdin), checking that every
+    /// shard is there exactly once.
+    Sum {
+        /// Files of JSON lines; none reads stdin.
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Stream the solutions of an n×n board from a running server, in lexicographic order;
+    /// or, with --endpoints and --out, fetch them shard by shard into files, resumably.
     Enumerate {
         /// Board size.
         n: u32,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        spread: Spread,
+        /// With --endpoints: the directory for one file per shard and a manifest; rerunning
+        /// the same command resumes and finishes the job.
+        #[arg(long, value_name = "DIR", requires = "endpoints")]
+        out: Option<std::path::PathBuf>,
         /// Only one board per symmetry class (rotations and reflections): the least.
         #[arg(long)]
         fundamental: bool,
@@ -77,6 +103,21 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         batch_size: u32,
     },
+}
+
+/// Flags that spread one search over several servers.
+#[derive(Args, Debug)]
+struct Spread {
+    /// Servers to spread the work over (URLs or host:port, comma-separated; a name that
+    /// resolves to several addresses counts as one endpoint per address).
+    #[arg(long, value_name = "URL,URL,...", value_delimiter = ',')]
+    endpoints: Vec<String>,
+    /// Number of shards to split the work into [default: 8 per endpoint].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    shards: Option<u32>,
+    /// Attempts per shard (over any endpoints) before giving up.
+    #[arg(long, default_value_t = queens::fanout::MAX_ATTEMPTS)]
+    max_attempts: u32,
 }
 
 /// Flags shared by the client commands.
@@ -173,7 +214,23 @@ async fn main() -> ExitCode {
             };
             serve(&addr, config).await
         }
-        Command::Count { n, common } => count(n, common).await,
+        Command::Count {
+            n,
+            common,
+            spread,
+            local,
+            json,
+        } => {
+            if local {
+                cli::count_local(n, &common.fixed, common.shard, spread.shards, json)
+            } else if !spread.endpoints.is_empty() {
+                let job = cli::job(n, &common.fixed, false, &spread);
+                cli::count_fanout(job, &spread.endpoints).await
+            } else {
+                count(n, common).await
+            }
+        }
+        Command::Sum { files } => cli::sum(&files),
         Command::Enumerate {
             n,
             common,
@@ -182,7 +239,13 @@ async fn main() -> ExitCode {
             compact,
             start_after,
             batch_size,
+            spread,
+            out,
         } => {
+            if let Some(dir) = out {
+                let job = cli::job(n, &common.fixed, fundamental, &spread);
+                return exit(cli::enumerate_fanout(job, &spread.endpoints, &dir).await);
+            }
             let request = EnumerateRequest {
                 n,
                 fundamental,
@@ -199,6 +262,11 @@ async fn main() -> ExitCode {
             }
         }
     };
+    exit(result)
+}
+
+/// The exit code of a command, printing its error.
+fn exit(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
