@@ -2,8 +2,9 @@
 //! run in the tools' virtual environment with stubs generated from `proto/queens.proto`.
 //! Covers the exact n = 4 boards, n = 10 compact in batches of 64 (724 boards in order),
 //! Count's uint64 and optional `fundamental`, every INVALID_ARGUMENT case as a
-//! `grpc.RpcError`, and downloads of n = 12 that resume to exactly 14200 distinct valid boards
-//! after the client is killed and after the server is killed or shut down mid-stream.
+//! `grpc.RpcError`, downloads of n = 12 that resume to exactly 14200 distinct valid boards
+//! after the client is killed and after the server is killed or shut down mid-stream, and a
+//! download that waits out a busy server (`--max-searches 1`, RESOURCE_EXHAUSTED).
 
 mod common;
 mod tools;
@@ -19,12 +20,13 @@ fn pytest(file: &str) {
     let python = tools::python_bin().join("python");
     let server = ServerProcess::start(&[]);
     let example = tools::repo().join("examples/python");
-    let stem = file.trim_end_matches(".py");
+    let scratch = tools::tools_dir().join("pytest");
+    std::fs::create_dir_all(&scratch).expect("create target/tools/pytest");
     let run = tools::run_bounded(
         Command::new(python)
             .args(["-m", "pytest", &format!("tests/{file}"), "-v", "-rfEs"])
             .args(["-p", "no:cacheprovider", "--basetemp"])
-            .arg(tools::tools_dir().join("pytest").join(stem))
+            .arg(scratch.join(file.trim_end_matches(".py")))
             .current_dir(&example)
             .env("QUEENS_ADDR", server.addr.to_string())
             .env("QUEENS_BIN", env!("CARGO_BIN_EXE_queens"))

@@ -88,40 +88,85 @@ function readResumePoint(fd, n) {
   return { last, done };
 }
 
+// A stream that fails with one of these is asked again from its last board: the server
+// restarting or shutting down or the connection breaking (UNAVAILABLE), the server's search
+// slots all busy ("retry later": RESOURCE_EXHAUSTED), or the server's time limit on one search
+// ending a long stream (DEADLINE_EXCEEDED). Anything else is an answer and is thrown.
+const RETRYABLE = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.RESOURCE_EXHAUSTED,
+  grpc.status.DEADLINE_EXCEEDED,
+]);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * Streams request's boards after startAfter to write(text) (one "c0,c1,...\n" line per
- * board, a batch per call, awaited) and resolves to how many it wrote. On UNAVAILABLE it
- * resumes after the last board written, until the stream ends or nothing has arrived for
- * giveUpAfterMs; onBoards(k) is told of every batch.
+ * board, a batch per call, awaited) and resolves to how many it wrote; onBoards(k) hears of
+ * every batch. On a RETRYABLE error it waits a little (backing off up to 2 s), then resumes
+ * after the last board written, until the stream ends or nothing arrived for giveUpAfterMs.
  */
-async function download(client, request, write, { startAfter, onBoards = () => {}, giveUpAfterMs = 60000, log = () => {} } = {}) {
-  let last = startAfter;
+async function download(client, request, write, options = {}) {
+  const { startAfter, onBoards = () => {}, giveUpAfterMs = 60000, log = () => {} } = options;
+  let last = startAfter ?? request.start_after;
   let written = 0;
-  let failedSince;
+  let failures = 0;
+  let failedSince = 0;
   for (;;) {
-    const call = client.Enumerate({ ...request, compact: true, start_after: last ?? request.start_after ?? [] });
+    const call = client.Enumerate({ ...request, compact: true, start_after: last ?? [] });
     try {
       for await (const reply of call) {
         if (reply.boards.length === 0) continue;
         await write(reply.boards.map((board) => board.columns.join(',') + '\n').join(''));
         last = reply.boards[reply.boards.length - 1].columns;
         written += reply.boards.length;
-        failedSince = undefined;
+        failures = 0;
         onBoards(reply.boards.length);
       }
       return written;
     } catch (error) {
-      if (error.code !== grpc.status.UNAVAILABLE) throw error;
-      if (failedSince === undefined) {
+      if (!RETRYABLE.has(error.code)) throw error;
+      if (failures === 0) {
         failedSince = Date.now();
-        log(`queens-client: UNAVAILABLE (${error.details}); resuming`);
+        log(`queens-client: ${grpc.status[error.code]} (${error.details}); resuming`);
       } else if (Date.now() - failedSince > giveUpAfterMs) {
         throw error;
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      failures += 1;
+      await sleep(Math.min(100 * 2 ** failures, 2000));
     } finally {
       call.cancel();
     }
+  }
+}
+
+/**
+ * Sets progress.total from a Count in the background, once started; asks again a second
+ * later if the server went away before answering, and gives up on any other error (the
+ * server busy, say: no percentage then).
+ */
+class Total {
+  constructor(client, request, progress, fundamental) {
+    Object.assign(this, { client, request, progress, fundamental, asked: false, closed: false });
+  }
+
+  askOnce() {
+    if (!this.asked) this.ask();
+    this.asked = true;
+  }
+
+  ask() {
+    if (this.closed) return;
+    count(this.client, this.request).then(
+      (counted) => (this.progress.total = this.fundamental ? counted.fundamental : counted.solutions),
+      (error) => {
+        if (error.code === grpc.status.UNAVAILABLE) setTimeout(() => this.ask(), 1000).unref();
+      },
+    );
+  }
+
+  close() {
+    this.closed = true;
   }
 }
 
@@ -143,7 +188,8 @@ class Progress {
     if (this.total) {
       const total = Number(this.total);
       const eta = rate > 0 ? Math.ceil((total - this.done) / rate) : '?';
-      text = `${((100 * this.done) / total).toFixed(1)}% ${this.done}/${total} boards, ${Math.round(rate)} boards/s, ETA ${eta} s`;
+      const percent = ((100 * this.done) / total).toFixed(1);
+      text = `${percent}% ${this.done}/${total} boards, ${Math.round(rate)} boards/s, ETA ${eta} s`;
     }
     process.stderr.write(`\r${text}\x1b[K${end}`);
   }
@@ -173,26 +219,30 @@ async function runEnumerate(client, n, options) {
   if (options.out) {
     fd = fs.openSync(options.out, 'a+');
     resume = readResumePoint(fd, n);
-    if (resume.last) console.error(`queens-client: ${options.out} holds ${resume.done} boards; resuming after ${resume.last.join(',')}`);
+    if (resume.last) {
+      const after = resume.last.join(',');
+      console.error(`queens-client: ${options.out} holds ${resume.done} boards; resuming after ${after}`);
+    }
     write = async (text) => fs.writeSync(fd, text);
   }
   const progress = new Progress(resume.done, !options.quiet);
-  if (!options.quiet) {
-    // The total, for a percentage and an ETA, comes from a Count asked alongside the stream.
-    count(client, { n, fixed: request.fixed ?? [] }).then(
-      (counted) => (progress.total = options.fundamental ? counted.fundamental : counted.solutions),
-      () => {},
-    );
-  }
+  // The total, for a percentage and an ETA, comes from a Count asked once the stream runs
+  // (so that the stream has its search slot first).
+  const countRequest = { n, fixed: request.fixed ?? [] };
+  const total = options.quiet ? undefined : new Total(client, countRequest, progress, options.fundamental);
   try {
     await download(client, request, write, {
       startAfter: resume.last,
-      onBoards: (k) => progress.add(k),
+      onBoards: (k) => {
+        progress.add(k);
+        total?.askOnce();
+      },
       giveUpAfterMs: 1000 * Number(options['give-up-after']),
       log: (line) => console.error(`\n${line}`),
     });
     progress.finish();
   } finally {
+    total?.close();
     if (fd !== undefined) {
       fs.fsyncSync(fd);
       fs.closeSync(fd);
@@ -217,7 +267,11 @@ async function main(argv) {
   const [command, nText] = positionals;
   const n = Number(nText);
   if (!['enumerate', 'count'].includes(command) || !Number.isInteger(n)) {
-    console.error('usage: client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B] [--fundamental] [--fixed R,C ...] [--quiet]\n' + '       client.js [--addr HOST:PORT] count N [--fixed R,C ...]');
+    console.error(
+      'usage: client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B]\n' +
+        '                 [--fundamental] [--fixed R,C ...] [--quiet] [--give-up-after S]\n' +
+        '       client.js [--addr HOST:PORT] count N [--fixed R,C ...]',
+    );
     return 2;
   }
   const client = connect(values.addr);

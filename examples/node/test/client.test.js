@@ -27,7 +27,10 @@ after(() => {
 });
 
 function isSolution(columns) {
-  return columns.every((c, i) => c >= 0 && c < columns.length && columns.slice(i + 1).every((d, k) => d !== c && Math.abs(d - c) !== k + 1));
+  const n = columns.length;
+  return columns.every(
+    (c, i) => c >= 0 && c < n && columns.slice(i + 1).every((d, k) => d !== c && Math.abs(d - c) !== k + 1),
+  );
 }
 
 function assertComplete(text, n, expected) {
@@ -56,7 +59,8 @@ test('n = 10 streams 724 boards in order, in batches of at most 64', async () =>
 test('download writes the n = 10 boards as they arrive', async () => {
   let text = '';
   let seen = 0;
-  const written = await download(client, { n: 10, batch_size: 64 }, async (chunk) => void (text += chunk), { onBoards: (k) => (seen += k) });
+  const write = async (chunk) => void (text += chunk);
+  const written = await download(client, { n: 10, batch_size: 64 }, write, { onBoards: (k) => (seen += k) });
   assert.equal(written, 724);
   assert.equal(seen, 724);
   assertComplete(text, 10, 724);
@@ -71,7 +75,8 @@ test('a download resumes from its file, dropping a torn last line', async () => 
   const { last, done } = readResumePoint(fd, 10);
   assert.equal(done, 100);
   assert.deepEqual(last, first.trim().split('\n').pop().split(',').map(Number));
-  await download(client, { n: 10, batch_size: 64 }, async (chunk) => void fs.writeSync(fd, chunk), { startAfter: last });
+  const write = async (chunk) => void fs.writeSync(fd, chunk);
+  await download(client, { n: 10, batch_size: 64 }, write, { startAfter: last });
   fs.closeSync(fd);
   assertComplete(fs.readFileSync(file, 'utf8'), 10, 724);
 });
@@ -83,11 +88,15 @@ test('Count n = 8: 92 solutions in 12 classes, as exact BigInts', async () => {
 });
 
 test('Count with fixed queens leaves fundamental out', async () => {
-  assert.deepEqual(await count(client, { n: 5, fixed: [{ row: 0, column: 0 }] }), { solutions: 2n, fundamental: undefined });
+  const counted = await count(client, { n: 5, fixed: [{ row: 0, column: 0 }] });
+  assert.deepEqual(counted, { solutions: 2n, fundamental: undefined });
 });
 
 test('a bad request is INVALID_ARGUMENT naming the field', async () => {
-  await assert.rejects(count(client, { n: 0 }), (error) => error.code === grpc.status.INVALID_ARGUMENT && error.details.startsWith('n: '));
+  await assert.rejects(
+    count(client, { n: 0 }),
+    (error) => error.code === grpc.status.INVALID_ARGUMENT && error.details.startsWith('n: '),
+  );
   await assert.rejects(
     download(client, { n: 4 }, async () => {}, { startAfter: [0, 1] }),
     (error) => error.code === grpc.status.INVALID_ARGUMENT && error.details.startsWith('start_after: '),
@@ -96,7 +105,8 @@ test('a bad request is INVALID_ARGUMENT naming the field', async () => {
 
 function runCli(...args) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(__dirname, '..', 'client.js'), '--addr', addr, ...args], { timeout: 60000 }, (error, stdout, stderr) =>
+    const script = path.join(__dirname, '..', 'client.js');
+    execFile(process.execPath, [script, '--addr', addr, ...args], { timeout: 60000 }, (error, stdout, stderr) =>
       resolve({ code: error ? error.code : 0, stdout, stderr }),
     );
   });

@@ -67,7 +67,7 @@ def run_client(stubs_dir: pathlib.Path):
     """Runs queens_client.py with arguments; returns the CompletedProcess (text output)."""
 
     def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(
+        return subprocess.run(  # noqa: PLW1510 (the tests check returncode)
             [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
             env=client_env(stubs_dir),
             stdin=subprocess.DEVNULL,
@@ -110,41 +110,68 @@ class Server:
     """The `queens` binary serving on one fixed loopback port, so that it can be stopped and
     started again where its clients expect it."""
 
-    def __init__(self, binary: str, port: int) -> None:
-        self.binary, self.port = binary, port
+    def __init__(self, binary: str, port: int, flags: tuple[str, ...] = ()) -> None:
+        self.binary, self.port, self.flags = binary, port, flags
         self.addr = f"127.0.0.1:{port}"
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
         assert self.process is None
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--addr", self.addr],
+            [self.binary, "serve", "--addr", self.addr, *self.flags],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
         line = self.process.stderr.readline().decode()
-        assert "listening on" in line, f"queens serve said {line!r}"
+        if "listening on" not in line:
+            self.stop()
+            raise RuntimeError(f"queens serve on {self.addr} said {line!r}")
 
     def stop(self, kill: bool = True) -> None:
         assert self.process is not None
-        self.process.kill() if kill else self.process.terminate()
+        if kill:
+            self.process.kill()
+        else:
+            self.process.terminate()  # SIGTERM: a graceful shutdown
         self.process.wait(timeout=30)
         self.process.stderr.close()
         self.process = None
 
 
 @pytest.fixture
-def own_server():
-    """A server of this test's own on a free port; stopped at teardown."""
+def start_server():
+    """Starts servers of this test's own, each on a free port, with extra `serve` flags;
+    stopped at teardown."""
     binary = os.environ.get("QUEENS_BIN")
     if not binary:
-        pytest.fail("set QUEENS_BIN to the queens binary (e.g. ../../target/debug/queens)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = Server(binary, port)
-    server.start()
-    yield server
-    if server.process is not None:
-        server.stop()
+        pytest.fail(
+            "set QUEENS_BIN to the queens binary (e.g. ../../target/debug/queens)"
+        )
+    started: list[Server] = []
+
+    def start(*flags: str) -> Server:
+        for attempt in range(5):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            server = Server(binary, port, flags)
+            try:
+                server.start()
+                break
+            except RuntimeError:  # someone took the port in between: try another
+                if attempt == 4:
+                    raise
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if server.process is not None:
+            server.stop()
+
+
+@pytest.fixture
+def own_server(start_server) -> Server:
+    """A server of this test's own, with the default settings."""
+    return start_server()

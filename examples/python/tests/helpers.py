@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 import subprocess
 import time
@@ -9,14 +10,18 @@ import time
 import pytest
 
 
-def wait_for_lines(path: pathlib.Path, at_least: int, process: subprocess.Popen, timeout: float = 30) -> int:
+def wait_for_lines(
+    path: pathlib.Path, at_least: int, process: subprocess.Popen, timeout: float = 30
+) -> int:
     """Waits until the file holds at least that many lines (while process runs)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         lines = path.read_bytes().count(b"\n") if path.exists() else 0
         if lines >= at_least:
             return lines
-        assert process.poll() is None, f"the client exited ({process.returncode}) before writing {at_least} boards"
+        assert process.poll() is None, (
+            f"the client exited ({process.returncode}) before writing {at_least} boards"
+        )
         time.sleep(0.002)
     pytest.fail(f"no {at_least} boards in {path} after {timeout} s")
 
@@ -40,5 +45,5 @@ def assert_complete(boards: list[list[int]], n: int, expected: int) -> None:
     """Exactly `expected` distinct valid boards of size n, in strictly increasing order."""
     assert len(boards) == expected
     assert all(len(b) == n and is_solution(b) for b in boards)
-    assert all(a < b for a, b in zip(boards, boards[1:])), "not strictly increasing"
+    assert all(a < b for a, b in itertools.pairwise(boards)), "not strictly increasing"
     assert len({tuple(b) for b in boards}) == expected

@@ -12,20 +12,60 @@ def square(pb, row, column):
 
 # (name, request fields, the start of the message); one request per row of README's table.
 CASES = [
-    ("n zero", lambda pb: dict(n=0), "n: "),
-    ("n above the maximum", lambda pb: dict(n=33), "n: "),
-    ("fixed square off the board", lambda pb: dict(n=8, fixed=[square(pb, 8, 0)]), "fixed[0]: "),
-    ("fixed column off the board", lambda pb: dict(n=8, fixed=[square(pb, 1, 2), square(pb, 0, 9)]), "fixed[1]: "),
-    ("same fixed square twice", lambda pb: dict(n=8, fixed=[square(pb, 1, 2), square(pb, 1, 2)]), "fixed[1]: "),
-    ("shard index not below count", lambda pb: dict(n=8, shard=pb.Shard(index=3, count=3)), "shard.index: "),
-    ("shard index with count 1", lambda pb: dict(n=8, shard=pb.Shard(index=1, count=1)), "shard.index: "),
-    ("shard index with count 0", lambda pb: dict(n=8, shard=pb.Shard(index=1, count=0)), "shard.index: "),
+    ("n zero", lambda pb: {"n": 0}, "n: "),
+    ("n above the maximum", lambda pb: {"n": 33}, "n: "),
+    (
+        "fixed square off the board",
+        lambda pb: {"n": 8, "fixed": [square(pb, 8, 0)]},
+        "fixed[0]: ",
+    ),
+    (
+        "fixed column off the board",
+        lambda pb: {"n": 8, "fixed": [square(pb, 1, 2), square(pb, 0, 9)]},
+        "fixed[1]: ",
+    ),
+    (
+        "same fixed square twice",
+        lambda pb: {"n": 8, "fixed": [square(pb, 1, 2), square(pb, 1, 2)]},
+        "fixed[1]: ",
+    ),
+    (
+        "shard index not below count",
+        lambda pb: {"n": 8, "shard": pb.Shard(index=3, count=3)},
+        "shard.index: ",
+    ),
+    (
+        "shard index with count 1",
+        lambda pb: {"n": 8, "shard": pb.Shard(index=1, count=1)},
+        "shard.index: ",
+    ),
+    (
+        "shard index with count 0",
+        lambda pb: {"n": 8, "shard": pb.Shard(index=1, count=0)},
+        "shard.index: ",
+    ),
 ]
 ENUMERATE_ONLY = [
-    ("fundamental with fixed", lambda pb: dict(n=8, fundamental=True, fixed=[square(pb, 0, 0)]), "fundamental: "),
-    ("start_after too short", lambda pb: dict(n=8, start_after=[0, 1, 2]), "start_after: "),
-    ("start_after too long", lambda pb: dict(n=4, start_after=[0, 1, 2, 3, 0]), "start_after: "),
-    ("start_after entry not below n", lambda pb: dict(n=4, start_after=[0, 1, 4, 0]), "start_after[2]: "),
+    (
+        "fundamental with fixed",
+        lambda pb: {"n": 8, "fundamental": True, "fixed": [square(pb, 0, 0)]},
+        "fundamental: ",
+    ),
+    (
+        "start_after too short",
+        lambda pb: {"n": 8, "start_after": [0, 1, 2]},
+        "start_after: ",
+    ),
+    (
+        "start_after too long",
+        lambda pb: {"n": 4, "start_after": [0, 1, 2, 3, 0]},
+        "start_after: ",
+    ),
+    (
+        "start_after entry not below n",
+        lambda pb: {"n": 4, "start_after": [0, 1, 4, 0]},
+        "start_after[2]: ",
+    ),
 ]
 
 
@@ -39,13 +79,22 @@ def expect_invalid(call, start: str) -> None:
     assert len(error.details()) > len(start) + 10, error.details()
 
 
-@pytest.mark.parametrize("fields,start", [c[1:] for c in CASES + ENUMERATE_ONLY], ids=[c[0] for c in CASES + ENUMERATE_ONLY])
+@pytest.mark.parametrize(
+    "fields,start",
+    [c[1:] for c in CASES + ENUMERATE_ONLY],
+    ids=[c[0] for c in CASES + ENUMERATE_ONLY],
+)
 def test_enumerate_refuses(stub, pb, fields, start):
     # A server-streaming call raises when its replies are read.
-    expect_invalid(lambda: list(stub.Enumerate(pb.EnumerateRequest(**fields(pb)), timeout=30)), start)
+    expect_invalid(
+        lambda: list(stub.Enumerate(pb.EnumerateRequest(**fields(pb)), timeout=30)),
+        start,
+    )
 
 
-@pytest.mark.parametrize("fields,start", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "fields,start", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_count_refuses(stub, pb, fields, start):
     expect_invalid(lambda: stub.Count(pb.CountRequest(**fields(pb)), timeout=30), start)
 

@@ -14,13 +14,17 @@ N4 = [
 
 def test_n4_gives_the_classic_boards(stub, pb):
     replies = list(stub.Enumerate(pb.EnumerateRequest(n=4), timeout=30))
-    boards = [(list(b.columns), list(b.rows)) for reply in replies for b in reply.boards]
+    boards = [
+        (list(b.columns), list(b.rows)) for reply in replies for b in reply.boards
+    ]
     assert boards == N4
 
 
 def test_n4_compact_leaves_rows_out(stub, pb):
     replies = stub.Enumerate(pb.EnumerateRequest(n=4, compact=True), timeout=30)
-    boards = [(list(b.columns), list(b.rows)) for reply in replies for b in reply.boards]
+    boards = [
+        (list(b.columns), list(b.rows)) for reply in replies for b in reply.boards
+    ]
     assert boards == [(columns, []) for columns, _ in N4]
 
 
@@ -31,7 +35,11 @@ def test_client_prints_n4_column_vectors(run_client, addr):
 
 
 def test_n10_compact_in_batches_of_64(stub, pb):
-    replies = list(stub.Enumerate(pb.EnumerateRequest(n=10, compact=True, batch_size=64), timeout=60))
+    replies = list(
+        stub.Enumerate(
+            pb.EnumerateRequest(n=10, compact=True, batch_size=64), timeout=60
+        )
+    )
     assert all(len(reply.boards) <= 64 for reply in replies)
     assert max(len(reply.boards) for reply in replies) == 64
     boards = [list(b.columns) for reply in replies for b in reply.boards]
@@ -41,7 +49,9 @@ def test_n10_compact_in_batches_of_64(stub, pb):
 
 def test_client_downloads_n10_to_a_file(run_client, addr, tmp_path: pathlib.Path):
     out = tmp_path / "n10.txt"
-    done = run_client("--addr", addr, "enumerate", "10", "--batch-size", "64", "--out", str(out))
+    done = run_client(
+        "--addr", addr, "enumerate", "10", "--batch-size", "64", "--out", str(out)
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     # The progress bar (its percentage and ETA come once the Count asked alongside is answered).
@@ -50,11 +60,23 @@ def test_client_downloads_n10_to_a_file(run_client, addr, tmp_path: pathlib.Path
     assert_complete(read_boards(out), 10, 724)
 
 
-def test_client_download_of_a_shard_and_fundamental(run_client, addr, tmp_path: pathlib.Path):
+def test_client_download_of_a_shard_and_fundamental(
+    run_client, addr, tmp_path: pathlib.Path
+):
     parts = []
     for index in range(3):
         out = tmp_path / f"part{index}.txt"
-        done = run_client("--addr", addr, "enumerate", "10", "--fundamental", "--shard", f"{index}/3", "--out", str(out))
+        done = run_client(
+            "--addr",
+            addr,
+            "enumerate",
+            "10",
+            "--fundamental",
+            "--shard",
+            f"{index}/3",
+            "--out",
+            str(out),
+        )
         assert done.returncode == 0, done.stderr
         parts += read_boards(out)
     # The parts are disjoint and together are the 92 fundamental boards of n = 10.
@@ -63,14 +85,24 @@ def test_client_download_of_a_shard_and_fundamental(run_client, addr, tmp_path: 
 
 def test_count_has_fundamental_without_fixed(stub, pb):
     reply = stub.Count(pb.CountRequest(n=8), timeout=30)
-    assert (reply.solutions, reply.HasField("fundamental"), reply.fundamental) == (92, True, 12)
+    assert (reply.solutions, reply.HasField("fundamental"), reply.fundamental) == (
+        92,
+        True,
+        12,
+    )
     # Present even when zero: n = 3 has no solution, hence no class.
     reply = stub.Count(pb.CountRequest(n=3), timeout=30)
-    assert (reply.solutions, reply.HasField("fundamental"), reply.fundamental) == (0, True, 0)
+    assert (reply.solutions, reply.HasField("fundamental"), reply.fundamental) == (
+        0,
+        True,
+        0,
+    )
 
 
 def test_count_leaves_fundamental_out_with_fixed(stub, pb, client_module):
-    reply = stub.Count(pb.CountRequest(n=5, fixed=[pb.Square(row=0, column=0)]), timeout=30)
+    reply = stub.Count(
+        pb.CountRequest(n=5, fixed=[pb.Square(row=0, column=0)]), timeout=30
+    )
     assert reply.solutions == 2
     assert not reply.HasField("fundamental")
     assert client_module.count(stub, 5, [pb.Square(row=0, column=0)]) == (2, None)
@@ -80,7 +112,10 @@ def test_count_leaves_fundamental_out_with_fixed(stub, pb, client_module):
 def test_count_is_a_python_int_of_64_bits(stub, pb):
     # The sum of a whole row of shards is the whole count, as unbounded Python ints.
     whole = stub.Count(pb.CountRequest(n=12), timeout=60)
-    parts = [stub.Count(pb.CountRequest(n=12, shard=pb.Shard(index=i, count=5)), timeout=60) for i in range(5)]
+    parts = [
+        stub.Count(pb.CountRequest(n=12, shard=pb.Shard(index=i, count=5)), timeout=60)
+        for i in range(5)
+    ]
     assert sum(p.solutions for p in parts) == whole.solutions == 14200
     assert sum(p.fundamental for p in parts) == whole.fundamental == 1787
     assert isinstance(whole.solutions, int)
@@ -88,6 +123,8 @@ def test_count_is_a_python_int_of_64_bits(stub, pb):
 
 def test_client_count_output(run_client, addr):
     done = run_client("--addr", addr, "count", "8")
-    assert (done.returncode, done.stdout) == (0, "solutions: 92\nfundamental: 12\n"), done.stderr
+    assert (done.returncode, done.stdout) == (0, "solutions: 92\nfundamental: 12\n"), (
+        done.stderr
+    )
     done = run_client("--addr", addr, "count", "5", "--fixed", "0,0")
     assert (done.returncode, done.stdout) == (0, "solutions: 2\n"), done.stderr
