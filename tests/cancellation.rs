@@ -144,3 +144,73 @@ async fn sigterm_ends_a_read_stream_with_unavailable() {
     let exit = waiter.await.unwrap().expect("exits");
     assert!(exit.success());
 }
+
+#[tokio::test]
+async fn a_killed_client_process_stops_its_stream() {
+    let server = ServerProcess::start(&[]);
+    let mut client = std::process::Command::new(env!("CARGO_BIN_EXE_queens"))
+        .args(["enumerate", "18", "--compact", "--addr", &server.url()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until boards flow, then kill the client outright (no goodbye on the connection).
+    let mut first = [0u8; 4096];
+    let stdout = client.stdout.as_mut().unwrap();
+    let read = std::io::Read::read(stdout, &mut first).unwrap();
+    assert!(read > 0);
+    client.kill().unwrap();
+    client.wait().unwrap();
+    assert_goes_idle(server.pid(), "after the client process was killed").await;
+}
+
+#[tokio::test]
+async fn after_sigterm_new_calls_are_refused() {
+    let mut server = ServerProcess::start(&["--shutdown-grace", "3"]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    // An open stream keeps the server in its grace period after SIGTERM.
+    let mut stream = client
+        .enumerate(EnumerateRequest {
+            n: 18,
+            compact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stream.message().await.unwrap().is_some());
+    let pid = server.pid();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A new call, on the existing connection or a new one, is refused.
+    let refused = client
+        .count(CountRequest {
+            n: 8,
+            ..Default::default()
+        })
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    let fresh = queens::client::connect(&server.url()).await;
+    if let Ok(mut fresh) = fresh {
+        let status = fresh
+            .count(CountRequest {
+                n: 8,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(status.code(), Code::Unavailable | Code::Unknown),
+            "{status:?}"
+        );
+    }
+    drop(stream);
+    let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("exits");
+    assert!(status.success());
+}
