@@ -1,9 +1,12 @@
 //! Counting speed: the fast counter against a plain mirror-symmetric bitboard counter (the
 //! baseline, written here) and the plain search's `count`, in one run.
 //!
-//! Every answer is checked against the baseline's (a mismatch panics). Single-threaded
-//! counters are timed in CPU time of the running thread; parallel ones in wall time. Ratios
-//! are to the baseline's CPU time.
+//! Every answer is checked against the baseline's (a mismatch panics). Columns: the
+//! baseline's CPU time; `plain`, the search path's `queens::solver::count`; `fast`,
+//! `count_fast` on one thread; `xT`, `count_parallel` on T threads, in wall time and in CPU
+//! time of all threads. Single-threaded counters are timed in CPU time of the running thread,
+//! so other load on the machine barely moves them; the parallel wall time does depend on it.
+//! Ratios are to the baseline's CPU time.
 //!
 //! `cargo bench --bench count` runs n = 15, 16, 17. Pick sizes with arguments or the
 //! `QUEENS_BENCH_N` variable (comma-separated), e.g. `cargo bench --bench count -- 10 11` for a
@@ -12,6 +15,9 @@
 use queens::solver::{Counts, Problem, Shard, count, count_fast, count_parallel};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+/// Baseline times below this give no ratios (the CPU clocks' resolution is about 1-10 ms).
+const MIN_TIMED: Duration = Duration::from_millis(50);
 
 /// Sizes measured when none are given.
 const DEFAULT_SIZES: [u32; 3] = [15, 16, 17];
@@ -23,16 +29,17 @@ fn main() {
         .and_then(|t| t.parse().ok())
         .unwrap_or(2);
     println!(
-        "{:>3} {:>14} {:>10} {:>10} {:>6} {:>10} {:>6} {:>10} {:>6}",
+        "{:>3} {:>14} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>6} {:>9}",
         "n",
         "solutions",
         "base cpu",
-        "search cpu",
+        "plain cpu",
         "ratio",
         "fast cpu",
         "ratio",
-        format!("fast×{threads} wall"),
-        "ratio"
+        format!("x{threads} wall"),
+        "ratio",
+        format!("x{threads} cpu"),
     );
     for n in sizes {
         row(n, threads);
@@ -67,9 +74,14 @@ fn row(n: u32, threads: usize) {
     let (expected, base) = cpu_time(|| baseline(n));
     let (search, search_cpu) = cpu_time(|| count(&problem, &never).expect("search count"));
     let (fast, fast_cpu) = cpu_time(|| count_fast(&problem, &never).expect("fast count"));
-    let started = Instant::now();
+    let (started, process_before) = (Instant::now(), process_cpu());
     let parallel = count_parallel(&problem, &never, threads).expect("parallel count");
     let parallel_wall = started.elapsed();
+    let parallel_cpu = process_cpu()
+        .zip(process_before)
+        .map_or(Duration::ZERO, |(after, before)| {
+            after.saturating_sub(before)
+        });
     for (name, got) in [("search", search), ("fast", fast), ("parallel", parallel)] {
         check(n, name, got, expected);
     }
@@ -81,9 +93,16 @@ fn row(n: u32, threads: usize) {
         search.fundamental, parallel.fundamental,
         "n = {n}: classes differ"
     );
-    let ratio = |d: Duration| d.as_secs_f64() / base.as_secs_f64();
+    // CPU clocks tick in milliseconds: below MIN_TIMED a ratio would be noise.
+    let ratio = |d: Duration| {
+        if base < MIN_TIMED {
+            "-".to_string()
+        } else {
+            format!("{:.3}", d.as_secs_f64() / base.as_secs_f64())
+        }
+    };
     println!(
-        "{n:>3} {expected:>14} {:>9.3}s {:>9.3}s {:>6.3} {:>9.3}s {:>6.3} {:>12.3}s {:>6.3}",
+        "{n:>3} {expected:>14} {:>8.3}s {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s",
         base.as_secs_f64(),
         search_cpu.as_secs_f64(),
         ratio(search_cpu),
@@ -91,6 +110,7 @@ fn row(n: u32, threads: usize) {
         ratio(fast_cpu),
         parallel_wall.as_secs_f64(),
         ratio(parallel_wall),
+        parallel_cpu.as_secs_f64(),
     );
 }
 
@@ -143,6 +163,16 @@ fn cpu_time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
         _ => wall.elapsed(),
     };
     (value, cpu)
+}
+
+/// CPU time of the whole process (all threads) so far, from Linux's `/proc/self/stat`
+/// (user and system clock ticks, fields 14 and 15, at the usual 100 ticks per second).
+fn process_cpu() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 /// CPU time of the calling thread so far, from Linux's `/proc/thread-self/schedstat`

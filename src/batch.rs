@@ -36,11 +36,13 @@ pub struct ShardCount {
     pub seconds: f64,
 }
 
-/// Counts one shard in this process.
+/// Counts one shard in this process, on every core it may use.
 pub fn count_local(n: u32, fixed: &[Square], shard: Shard) -> Result<ShardCount, String> {
     let problem = Problem::new(n, fixed, false, shard).map_err(|e| e.to_string())?;
     let started = Instant::now();
-    let counts = solver::count(&problem, &AtomicBool::new(false)).map_err(|e| e.to_string())?;
+    let threads = crate::config::default_max_searches();
+    let counts = solver::count_parallel(&problem, &AtomicBool::new(false), threads)
+        .map_err(|e| e.to_string())?;
     Ok(ShardCount {
         n,
         shard: ShardId {

@@ -46,6 +46,29 @@ fn progress_bar(total: u64) -> (Option<ProgressBar>, Option<Progress>) {
     (Some(bar), Some(update))
 }
 
+/// A progress bar for `count` on stderr when it is a terminal.
+pub(crate) fn count_bar() -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} subproblems, {msg}, {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("valid template"),
+    );
+    Some(bar)
+}
+
+/// Shows a CountProgress update: subproblems done, solutions so far and their rate.
+pub(crate) fn show_count(bar: &ProgressBar, update: &queens::pb::CountUpdate) {
+    bar.set_length(update.subproblems_total);
+    bar.set_position(update.subproblems_done);
+    let rate = update.solutions as f64 / update.elapsed_seconds.max(1e-9);
+    bar.set_message(format!("{} solutions ({rate:.3e}/s)", update.solutions));
+}
+
 /// Per-endpoint statistics, on stderr.
 fn print_stats(stats: &[EndpointStats]) {
     for s in stats {

@@ -53,6 +53,10 @@ pub fn default_max_searches() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// CountProgress sends an update this often: a few per second is smooth for a progress bar
+/// and costs nothing next to the count.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
+
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -78,6 +82,10 @@ pub struct Config {
     pub keepalive_interval: Duration,
     /// How long a keepalive ping may go unanswered.
     pub keepalive_timeout: Duration,
+    /// Threads one Count may use (its subproblems run on a work-stealing pool).
+    pub count_threads: usize,
+    /// Interval between CountProgress updates.
+    pub progress_interval: Duration,
     /// Serve over TLS with this certificate and key (PEM); plaintext when `None`.
     pub tls: Option<TlsPem>,
 }
@@ -116,6 +124,8 @@ impl Default for Config {
             max_request_bytes: MAX_REQUEST_BYTES,
             keepalive_interval: KEEPALIVE_INTERVAL,
             keepalive_timeout: KEEPALIVE_TIMEOUT,
+            count_threads: default_max_searches(),
+            progress_interval: PROGRESS_INTERVAL,
             tls: None,
         }
     }

@@ -312,11 +312,25 @@ async fn count(n: u32, common: Common) -> Result<(), String> {
         fixed: common.fixed,
         shard: common.shard,
     };
-    let counts = client
-        .count(request)
+    let mut updates = client
+        .count_progress(request)
         .await
         .map_err(status_text)?
         .into_inner();
+    let bar = cli::count_bar();
+    let mut last = None;
+    while let Some(update) = updates.message().await.map_err(status_text)? {
+        if let Some(bar) = &bar {
+            cli::show_count(bar, &update);
+        }
+        if update.done {
+            last = Some(update);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let counts = last.ok_or("the server ended the count without a result")?;
     println!("solutions: {}", counts.solutions);
     if let Some(fundamental) = counts.fundamental {
         println!("fundamental: {fundamental}");

@@ -10,8 +10,10 @@
 
 use crate::config::Config;
 use crate::pb::queens_server::Queens;
-use crate::pb::{Board, CountRequest, CountResponse, EnumerateRequest, EnumerateResponse};
-use crate::solver::{self, CountError, Problem, QueryError, Shard, Sink, Square};
+use crate::pb::{
+    Board, CountRequest, CountResponse, CountUpdate, EnumerateRequest, EnumerateResponse,
+};
+use crate::solver::{self, CountError, Problem, Progress, QueryError, Shard, Sink, Square};
 use prost::Message;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -212,6 +214,9 @@ struct Enumeration {
     compact: bool,
 }
 
+/// Boards up to this size are counted on one thread (n = 12 takes about 10 ms).
+const SMALL_COUNT_N: u32 = 12;
+
 /// Items of the response stream.
 type Item = Result<EnumerateResponse, Status>;
 
@@ -256,34 +261,140 @@ impl Queens for QueensService {
         &self,
         request: Request<CountRequest>,
     ) -> Result<Response<CountResponse>, Status> {
+        let mut running = self.start_count(&request)?;
+        let counts = running.result().await?;
+        Ok(Response::new(CountResponse {
+            solutions: counts.solutions,
+            fundamental: counts.fundamental,
+        }))
+    }
+
+    type CountProgressStream = ReceiverStream<Result<CountUpdate, Status>>;
+
+    async fn count_progress(
+        &self,
+        request: Request<CountRequest>,
+    ) -> Result<Response<Self::CountProgressStream>, Status> {
+        let mut running = self.start_count(&request)?;
+        let every = self.config.progress_interval;
+        let (tx, rx) = mpsc::channel(self.config.channel_messages);
+        let (progress, started, fundamental) = (
+            running.progress.clone(),
+            running.started,
+            running.fundamental,
+        );
+        let update = move |last: Option<solver::Counts>| {
+            progress_update(&progress, started, fundamental, last)
+        };
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            loop {
+                tokio::select! {
+                    result = running.result() => {
+                        let _ = tx.send(result.map(|c| update(Some(c))).map_err(Status::from)).await;
+                        break;
+                    }
+                    _ = ticker.tick() => {
+                        // A reader that is behind misses an update, never the result.
+                        let _ = tx.try_send(Ok(update(None)));
+                    }
+                    // The client left: dropping `running` raises the cancel flag.
+                    _ = tx.closed() => break,
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+impl QueensService {
+    /// Validates a Count request, takes a search slot and starts the count off the runtime.
+    fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
         let problem = self.count_problem(request.get_ref())?;
+        let fundamental = problem.fixed().is_empty();
         let permit = self.admit()?;
         let deadline = grpc_timeout(request.metadata());
         let cancel = Arc::new(AtomicBool::new(false));
-        // Raised when this future ends or is dropped (the client went away): the search stops.
-        let _guard = RaiseOnDrop(cancel.clone());
-        let flag = cancel.clone();
+        let progress = Arc::new(Progress::default());
+        // Small boards count in milliseconds: a thread pool would cost more than it saves.
+        let threads = if problem.n() <= SMALL_COUNT_N {
+            1
+        } else {
+            self.config.count_threads
+        };
+        let (flag, live) = (cancel.clone(), progress.clone());
         let task = tokio::task::spawn_blocking(move || {
-            let counted = solver::count(&problem, &flag);
+            let counted = solver::count_with_progress(&problem, &flag, threads, &live);
             drop(permit);
             counted
         });
         let mut stopping = self.stopping.clone();
         let limit = self.config.max_search_time;
-        let outcome = tokio::select! {
-            joined = task => joined.map_err(|e| Error::Internal(format!("count task failed: {e}"))),
-            _ = sleep_until(deadline) => Err(Error::DeadlineExceeded),
-            _ = tokio::time::sleep(limit) => Err(Error::TimeLimit { limit }),
-            _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
-        }?;
-        let counts = outcome.map_err(|e| match e {
-            CountError::Cancelled => Error::Cancelled,
-            CountError::Overflow => Error::Overflow,
-        })?;
-        Ok(Response::new(CountResponse {
-            solutions: counts.solutions,
-            fundamental: counts.fundamental,
-        }))
+        let ends = Box::pin(async move {
+            tokio::select! {
+                _ = sleep_until(deadline) => Error::DeadlineExceeded,
+                _ = tokio::time::sleep(limit) => Error::TimeLimit { limit },
+                _ = stopping.wait_for(|stop| *stop) => Error::ShuttingDown,
+            }
+        });
+        Ok(RunningCount {
+            task,
+            ends,
+            progress,
+            started: Instant::now(),
+            fundamental,
+            _cancel: RaiseOnDrop(cancel),
+        })
+    }
+}
+
+/// A count running on the blocking pool, and what may end it early.
+struct RunningCount {
+    task: tokio::task::JoinHandle<Result<solver::Counts, CountError>>,
+    /// Completes with the reason when the deadline, the time limit or shutdown comes first.
+    ends: std::pin::Pin<Box<dyn std::future::Future<Output = Error> + Send>>,
+    progress: Arc<Progress>,
+    started: Instant,
+    /// Whether the count has a fundamental figure (no fixed queens).
+    fundamental: bool,
+    /// Raised when the call ends or is dropped (the client went away): the search stops.
+    _cancel: RaiseOnDrop,
+}
+
+impl RunningCount {
+    /// The result, or why the count ended first. Cancel-safe: may be polled again.
+    async fn result(&mut self) -> Result<solver::Counts, Error> {
+        tokio::select! {
+            joined = &mut self.task => joined
+                .map_err(|e| Error::Internal(format!("count task failed: {e}")))?
+                .map_err(|e| match e {
+                    CountError::Cancelled => Error::Cancelled,
+                    CountError::Overflow => Error::Overflow,
+                }),
+            error = &mut self.ends => Err(error),
+        }
+    }
+}
+
+/// A progress message: partial sums so far, or the exact result when `last` is given.
+fn progress_update(
+    progress: &Progress,
+    started: Instant,
+    fundamental: bool,
+    last: Option<solver::Counts>,
+) -> CountUpdate {
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let (solutions, classes) = match last {
+        Some(c) => (c.solutions, c.fundamental.unwrap_or(0)),
+        None => (load(&progress.solutions), load(&progress.classes)),
+    };
+    CountUpdate {
+        solutions,
+        fundamental: fundamental.then_some(classes),
+        subproblems_done: load(&progress.done),
+        subproblems_total: load(&progress.total),
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        done: last.is_some(),
     }
 }
 

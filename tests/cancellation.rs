@@ -214,3 +214,21 @@ async fn after_sigterm_new_calls_are_refused() {
         .expect("exits");
     assert!(status.success());
 }
+
+#[tokio::test]
+async fn leaving_a_count_progress_stream_stops_the_count() {
+    let server = ServerProcess::start(&[]);
+    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut updates = client
+        .count_progress(CountRequest {
+            n: 20,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = updates.message().await.unwrap().unwrap();
+    assert!(!first.done);
+    drop(updates);
+    assert_goes_idle(server.pid(), "after the progress stream was dropped").await;
+}

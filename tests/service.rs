@@ -668,3 +668,70 @@ async fn boards_arrive_before_the_search_ends() {
     assert!(first.boards.iter().all(|b| is_solution(&b.columns)));
     // Dropping the stream here ends the call; the server's producer notices and stops.
 }
+
+#[tokio::test]
+async fn count_progress_ends_with_the_exact_result() {
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    for n in 1..=16u32 {
+        let mut updates = c
+            .count_progress(CountRequest {
+                n,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut seen = Vec::new();
+        while let Some(u) = updates.message().await.unwrap() {
+            seen.push(u);
+        }
+        let last = seen.last().expect("a final update");
+        assert!(last.done, "n={n}");
+        assert!(seen[..seen.len() - 1].iter().all(|u| !u.done));
+        assert_eq!(last.solutions, A000170[n as usize - 1], "n={n}");
+        assert_eq!(last.fundamental, Some(A002562[n as usize - 1]), "n={n}");
+        assert_eq!(last.subproblems_done, last.subproblems_total);
+        assert!(
+            seen.windows(2)
+                .all(|w| w[0].subproblems_done <= w[1].subproblems_done)
+        );
+        // Unary Count agrees.
+        let r = c
+            .count(CountRequest {
+                n,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (r.solutions, r.fundamental),
+            (last.solutions, last.fundamental)
+        );
+    }
+    let mut updates = c
+        .count_progress(CountRequest {
+            n: 9,
+            fixed: vec![Square { row: 0, column: 0 }],
+            shard: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut last = None;
+    while let Some(u) = updates.message().await.unwrap() {
+        last = Some(u);
+    }
+    let last = last.unwrap();
+    assert!(last.done);
+    assert_eq!(last.fundamental, None);
+    let status = c
+        .count_progress(CountRequest {
+            n: 0,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+}

@@ -4,6 +4,10 @@
 //! [`Sink`] that can stop the search at any board or poll; counting has its own path that
 //! never builds boards. Cancellation of a count is a flag the search polls. The naive oracle
 //! the fast search is tested against lives in `naive.rs` (tests only).
+//!
+//! Two counting paths: `search::count` (the plain symmetric search, also the reference for
+//! small boards) and `fast/` (border constellations weighted by symmetry, split into
+//! subproblems run on a work-stealing pool, with live progress). The service uses `fast/`.
 
 mod fast;
 mod problem;
@@ -15,7 +19,7 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use fast::{count_fast, count_parallel, fast_nodes};
+pub use fast::{Progress, count_fast, count_parallel, count_with_progress};
 pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
 pub use search::{CountError, Counts, Sink, count, enumerate};
 pub use symmetry::class_size;

@@ -14,8 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const MAX: usize = 32;
 
 /// Subtrees with at most this many free rows are searched without polling the cancel flag and
-/// with unchecked sums. Such a subtree is at most a 10-queens problem (well under 100 ms of
-/// search at any n), and holds at most 32^10 = 2^50 solutions, so its sum cannot overflow.
+/// with unchecked sums: such a subtree is at most a 10-queens problem (milliseconds at any n),
+/// and its at most 10! completions cannot overflow. Above it, every node polls: a few
+/// thousand per constellation against its millions of quiet ones.
 const QUIET_ROWS: usize = 10;
 
 /// A point in the search of one [`Board`]: the first `k` free rows hold queens.
@@ -90,20 +91,6 @@ impl Board {
         board
     }
 
-    /// Allows only the columns in `mask` in `row`.
-    pub(super) fn restrict(&mut self, row: usize, mask: u32) {
-        match self.rows[..self.free]
-            .iter()
-            .position(|&r| usize::from(r) == row)
-        {
-            Some(k) => {
-                self.blocked[k] |= !mask;
-                self.dead |= self.blocked[k] == u32::MAX;
-            }
-            None => self.dead |= mask & 1 << self.columns[row] == 0,
-        }
-    }
-
     /// The state before any free row is filled.
     pub(super) fn root() -> State {
         State {
@@ -167,7 +154,7 @@ impl Board {
 
     fn walk(&self, s: State, cancel: &AtomicBool) -> Result<u64, CountError> {
         if self.free - s.k <= QUIET_ROWS {
-            return Ok(self.quiet(s.k, s.cols, s.d1, s.d2));
+            return Ok(self.quiet_from(self.free - s.k, s.k, s.cols, s.d1, s.d2));
         }
         poll(cancel)?;
         let mut avail = !(s.cols | s.d1 | s.d2 | self.blocked[s.k]);
@@ -181,18 +168,21 @@ impl Board {
         Ok(total)
     }
 
-    /// The hot loop: completions below free row `k`. The last two free rows are counted in
-    /// place: every other row holds a queen by then, so the last row has one column left
-    /// (its count is whether that column is free) and the row above it two.
-    fn quiet(&self, k: usize, cols: u32, d1: u32, d2: u32) -> u64 {
-        let mut avail = !(cols | d1 | d2 | self.blocked[k]);
-        if k + 1 == self.free {
+    /// The hot loop: completions below free row `k`, which has `D::ROWS` free rows left
+    /// (itself included). One copy per depth lets the compiler drop the depth tests and
+    /// inline the shallow levels. The last two free rows are counted in place: every other
+    /// row holds a queen by then, so the last row has one column left (its count is whether
+    /// that column is free) and the row above it two.
+    fn quiet<D: Depth>(&self, k: usize, cols: u32, d1: u32, d2: u32, avail: u32) -> u64 {
+        if D::ROWS == 1 {
             return u64::from(avail != 0);
         }
-        let shift = self.shift[k];
+        let mut avail = avail;
+        let shift = self.shift[k & (MAX - 1)];
+        // `& (MAX - 1)` keeps the indices visibly in bounds (k < free <= MAX): no checks.
+        let next = self.blocked[(k + 1) & (MAX - 1)];
         let mut total = 0;
-        if k + 2 == self.free {
-            let next = self.blocked[k + 1];
+        if D::ROWS == 2 {
             while avail != 0 {
                 let bit = avail & avail.wrapping_neg();
                 avail ^= bit;
@@ -201,12 +191,37 @@ impl Board {
             }
             return total;
         }
+        // Children are entered only when their row has a free square and the row after
+        // theirs still has one too (forward checking).
+        let shift2 = self.shift[(k + 1) & (MAX - 1)];
+        let after = self.blocked[(k + 2) & (MAX - 1)];
         while avail != 0 {
             let bit = avail & avail.wrapping_neg();
             avail ^= bit;
-            total += self.quiet(k + 1, cols | bit, (d1 | bit) << shift, (d2 | bit) >> shift);
+            let (c, x, y) = (cols | bit, (d1 | bit) << shift, (d2 | bit) >> shift);
+            let below = !(c | x | y | next);
+            if below != 0 && !(c | x << shift2 | y >> shift2 | after) != 0 {
+                total += self.quiet::<D::Next>(k + 1, c, x, y, below);
+            }
         }
         total
+    }
+
+    /// [`Board::quiet`] at free row `k`, with `rows` (1 to [`QUIET_ROWS`]) free rows left.
+    fn quiet_from(&self, rows: usize, k: usize, cols: u32, d1: u32, d2: u32) -> u64 {
+        let avail = !(cols | d1 | d2 | self.blocked[k & (MAX - 1)]);
+        match rows {
+            1 => self.quiet::<R1>(k, cols, d1, d2, avail),
+            2 => self.quiet::<R2>(k, cols, d1, d2, avail),
+            3 => self.quiet::<R3>(k, cols, d1, d2, avail),
+            4 => self.quiet::<R4>(k, cols, d1, d2, avail),
+            5 => self.quiet::<R5>(k, cols, d1, d2, avail),
+            6 => self.quiet::<R6>(k, cols, d1, d2, avail),
+            7 => self.quiet::<R7>(k, cols, d1, d2, avail),
+            8 => self.quiet::<R8>(k, cols, d1, d2, avail),
+            9 => self.quiet::<R9>(k, cols, d1, d2, avail),
+            _ => self.quiet::<R10>(k, cols, d1, d2, avail),
+        }
     }
 
     /// Counts all completions and those unchanged by a half and by a quarter turn, visiting
@@ -284,6 +299,41 @@ fn attacks(n: usize, q: Square, r: usize) -> u32 {
         .fold(0, |mask, c| mask | 1u32 << c)
 }
 
+/// A number of free rows left, as a type, so that [`Board::quiet`] has one copy per depth.
+trait Depth {
+    /// Free rows left, the current one included.
+    const ROWS: usize;
+    /// One row fewer (`R1` for `R1`, never reached).
+    type Next: Depth;
+}
+
+/// Declares the depth types `R1`..`R10` ([`QUIET_ROWS`] of them).
+macro_rules! depths {
+    ($($name:ident = $rows:literal, next $next:ident;)*) => {
+        $(
+            #[doc = concat!("Depth: ", stringify!($rows), " free rows left.")]
+            struct $name;
+            impl Depth for $name {
+                const ROWS: usize = $rows;
+                type Next = $next;
+            }
+        )*
+    };
+}
+
+depths! {
+    R1 = 1, next R1;
+    R2 = 2, next R1;
+    R3 = 3, next R2;
+    R4 = 4, next R3;
+    R5 = 5, next R4;
+    R6 = 6, next R5;
+    R7 = 7, next R6;
+    R8 = 8, next R7;
+    R9 = 9, next R8;
+    R10 = 10, next R9;
+}
+
 /// `Err(Cancelled)` once the flag is raised.
 #[inline]
 fn poll(cancel: &AtomicBool) -> Result<(), CountError> {
@@ -291,26 +341,5 @@ fn poll(cancel: &AtomicBool) -> Result<(), CountError> {
         Err(CountError::Cancelled)
     } else {
         Ok(())
-    }
-}
-
-impl Board {
-    /// TEMP: nodes
-    pub(super) fn nodes(&self, k: usize, cols: u32, d1: u32, d2: u32) -> u64 {
-        if self.dead {
-            return 0;
-        }
-        let mut avail = !(cols | d1 | d2 | self.blocked[k]);
-        if k + 1 == self.free {
-            return 1;
-        }
-        let shift = self.shift[k];
-        let mut total = 1;
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
-            total += self.nodes(k + 1, cols | bit, (d1 | bit) << shift, (d2 | bit) >> shift);
-        }
-        total
     }
 }

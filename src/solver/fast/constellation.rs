@@ -7,72 +7,14 @@
 //! Not here: searching their completions (`board.rs`) or adding them up (`mod.rs`).
 
 use crate::solver::Square;
-use std::collections::BTreeMap;
 
 /// The queens on the four edge lines, as (column in row 0, column in row n-1, row in column
 /// 0, row in column n-1); a board's constellations are compared as these tuples.
 type Edges = [u8; 4];
 
-/// A unit of work: one constellation, or a group of weight-8 constellations that share their
-/// queens in row 0 and the side columns and differ in the bottom row's queen.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Subproblem {
-    /// A constellation searched alone (a symmetric one, or one with a queen in a bottom corner).
-    Alone(Constellation),
-    /// Constellations with trivial stabilizers searched together: the top and side queens
-    /// placed, the bottom row searched like the others but allowed only the columns of
-    /// `bottom`. A queen near a bottom corner prunes little, so one search costs about what
-    /// one of its members did.
-    Group {
-        /// The queens in row 0 and the side columns.
-        queens: Vec<Square>,
-        /// The bottom-row columns of the members.
-        bottom: u32,
-    },
-}
-
-/// The subproblems of the `n`×`n` board (`n` at least 4): every orbit of constellations in
-/// exactly one, in a fixed order (singles, then groups by their queens).
-pub(super) fn subproblems(n: u32) -> Vec<Subproblem> {
-    let last = (n - 1) as u8;
-    let mut groups: BTreeMap<[u8; 3], u32> = BTreeMap::new();
-    let mut out = Vec::new();
-    for c in representatives(n) {
-        let [a, b, left, right] = c.edges;
-        if c.stabilizer == 1 && b != 0 && b != last {
-            *groups.entry([a, left, right]).or_default() |= 1 << b;
-        } else {
-            out.push(Subproblem::Alone(c));
-        }
-    }
-    for ([a, left, right], bottom) in groups {
-        let queens = queens_of_sides(n, a, left, right);
-        out.push(Subproblem::Group { queens, bottom });
-    }
-    out
-}
-
-/// The distinct queens in row 0 (column `a`) and the side columns (rows `left`, `right`).
-fn queens_of_sides(n: u32, a: u8, left: u8, right: u8) -> Vec<Square> {
-    let mut queens = Vec::with_capacity(3);
-    for (row, column) in [
-        (0, u32::from(a)),
-        (u32::from(left), 0),
-        (u32::from(right), n - 1),
-    ] {
-        let q = Square { row, column };
-        if !queens.contains(&q) {
-            queens.push(q);
-        }
-    }
-    queens
-}
-
 /// One constellation per orbit of the symmetry group, with what the count needs of its orbit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Constellation {
-    /// Its edge tuple (of the image searched).
-    edges: Edges,
     /// Its distinct queens (two to four: corners are shared by two edge lines), in the image
     /// of the orbit that the search completes fastest.
     pub(super) queens: Vec<Square>,
@@ -119,11 +61,9 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
         }
     }
     let half_turn: Vec<Square> = queens.iter().map(|&q| transform(n, 3, q)).collect();
-    let image = fastest_image(n, &queens);
     Some(Constellation {
         rotational: edges_of(n, &half_turn) == Some(edges),
-        edges: edges_of(n, &image)?,
-        queens: image,
+        queens: fastest_image(n, &queens),
         stabilizer,
     })
 }

@@ -3,13 +3,17 @@
 //!
 //! Without fixed queens, every solution has one queen on each edge line (row 0, row n-1,
 //! column 0, column n-1). The count searches the completions of one border constellation per
-//! symmetry orbit (about n^4 / 8 of them) and weighs each by its orbit's size, so it walks an
-//! eighth of the tree instead of the half a mirror-symmetric counter walks; symmetry classes
-//! come from the same pass (only constellations a half turn maps to themselves need their
-//! completions checked one by one). With fixed queens, the fixed rows are skipped and the
-//! subproblems are the placements of the first free rows. A shard is the subproblems whose
-//! index is the part's index modulo the number of parts. Boards and enumeration live in
-//! `search.rs`, which also counts the smallest boards for this path.
+//! symmetry orbit (2,310 orbits at n = 15) and weighs each by its orbit's size; it searches
+//! each orbit in the image its top-down search finishes fastest (bottom queen nearest a
+//! corner), which walks about a third of the nodes a mirror-symmetric counter walks (n = 15:
+//! 31 M against 92 M). Symmetry classes come from the same pass: only constellations a half
+//! turn maps to themselves have their completions checked one by one. With fixed queens, the
+//! fixed rows are skipped and the subproblems are the placements of the first free rows. A
+//! shard is the subproblems whose index is the part's index modulo the number of parts.
+//!
+//! Not here: boards and enumeration (`search.rs`, which also counts the boards below
+//! [`MIN_N`] for this path), the search over one board (`board.rs`), the listing of
+//! constellations (`constellation.rs`).
 
 mod board;
 mod constellation;
@@ -18,13 +22,13 @@ mod constellation;
 mod tests;
 
 use self::board::{Board, State};
-use self::constellation::{Constellation, Subproblem};
+use self::constellation::Constellation;
 use crate::solver::{CountError, Counts, Problem, count as count_by_search};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Boards below this size are counted by the plain search: constellations need distinct
-/// edge lines, and such boards take microseconds anyway.
+/// Boards below this size are counted by the plain search: they take microseconds, and
+/// below it a board has next to no constellations to split the work into.
 const MIN_N: u32 = 6;
 
 /// With fixed queens, the subproblem split deepens until it has this many subproblems (or
@@ -46,8 +50,47 @@ pub fn count_parallel(
     cancel: &AtomicBool,
     threads: usize,
 ) -> Result<Counts, CountError> {
+    count_with_progress(problem, cancel, threads, &Progress::default())
+}
+
+/// Live totals of a running count, for progress reports; each finished subproblem adds to
+/// them, so readers see monotone partial sums (display only: the result is the return value).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Subproblems of the count, set when it starts.
+    pub total: AtomicU64,
+    /// Subproblems finished.
+    pub done: AtomicU64,
+    /// Solutions of the finished subproblems.
+    pub solutions: AtomicU64,
+    /// Symmetry classes of the finished subproblems.
+    pub classes: AtomicU64,
+}
+
+impl Progress {
+    /// Records one finished subproblem.
+    fn add(&self, part: Partial) {
+        self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
+        self.classes.fetch_add(part.classes, Ordering::Relaxed);
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Like [`count_parallel`], reporting each finished subproblem in `progress`.
+pub fn count_with_progress(
+    problem: &Problem,
+    cancel: &AtomicBool,
+    threads: usize,
+    progress: &Progress,
+) -> Result<Counts, CountError> {
     if problem.n() < MIN_N {
-        return count_by_search(problem, cancel);
+        progress.total.store(1, Ordering::Relaxed);
+        let counts = count_by_search(problem, cancel)?;
+        progress.add(Partial {
+            solutions: counts.solutions,
+            classes: counts.fundamental.unwrap_or(0),
+        });
+        return Ok(counts);
     }
     let shard = problem.shard();
     let mine = |i: usize| i % shard.parts() as usize == shard.index as usize;
@@ -59,7 +102,7 @@ pub fn count_parallel(
             .filter(|(i, _)| mine(*i))
             .map(|(_, c)| c)
             .collect();
-        let total = run(&jobs, threads, cancel, |c| {
+        let total = run(&jobs, threads, cancel, progress, |c| {
             constellation_counts(problem.n(), c, cancel)
         })?;
         Ok(Counts {
@@ -74,7 +117,7 @@ pub fn count_parallel(
             .filter(|(i, _)| mine(*i))
             .map(|(_, s)| s)
             .collect();
-        let total = run(&jobs, threads, cancel, |s| {
+        let total = run(&jobs, threads, cancel, progress, |s| {
             Ok(Partial {
                 solutions: board.count(*s, cancel)?,
                 classes: 0,
@@ -114,45 +157,38 @@ impl Partial {
 /// before each job (the jobs poll it too while they run). The sum of
 /// non-negative parts overflows in some order exactly when it overflows in every order, so
 /// the answer does not depend on the schedule.
-fn run<J, F>(jobs: &[J], threads: usize, cancel: &AtomicBool, job: F) -> Result<Partial, CountError>
+fn run<J, F>(
+    jobs: &[J],
+    threads: usize,
+    cancel: &AtomicBool,
+    progress: &Progress,
+    job: F,
+) -> Result<Partial, CountError>
 where
     J: Sync,
     F: Fn(&J) -> Result<Partial, CountError> + Sync,
 {
+    progress.total.store(jobs.len() as u64, Ordering::Relaxed);
     let job = |j: &J| {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
-        job(j)
+        let part = job(j)?;
+        progress.add(part);
+        Ok(part)
     };
-    if threads > 1 {
-        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-            return pool.install(|| {
-                jobs.par_iter()
-                    .with_max_len(1)
-                    .map(&job)
-                    .try_reduce(Partial::default, Partial::add)
-            });
-        }
+    if threads > 1
+        && let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+    {
+        return pool.install(|| {
+            jobs.par_iter()
+                .with_max_len(1)
+                .map(&job)
+                .try_reduce(Partial::default, Partial::add)
+        });
     }
     jobs.iter()
         .try_fold(Partial::default(), |sum, j| sum.add(job(j)?))
-}
-
-/// The solutions and classes of one subproblem.
-fn subproblem_counts(n: u32, s: &Subproblem, cancel: &AtomicBool) -> Result<Partial, CountError> {
-    match s {
-        Subproblem::Alone(c) => constellation_counts(n, c, cancel),
-        Subproblem::Group { queens, bottom } => {
-            let mut board = Board::new(n, queens);
-            board.restrict(n as usize - 1, *bottom);
-            let all = board.count(Board::root(), cancel)?;
-            Ok(Partial {
-                solutions: all.checked_mul(8).ok_or(CountError::Overflow)?,
-                classes: all,
-            })
-        }
-    }
 }
 
 /// The solutions with a border constellation in `c`'s orbit, and their symmetry classes.
@@ -200,57 +236,4 @@ fn split(board: &Board) -> Vec<State> {
         states = board.states(depth);
     }
     states
-}
-
-/// TEMP
-pub fn fast_nodes(n: u32) -> Vec<u64> {
-    use crate::solver::Square;
-    let subs = constellation::representatives(n);
-    let l = n - 1;
-    let mut sums = vec![0u64; 5];
-    for c in &subs {
-        let b = Board::new(n, &c.queens);
-        sums[0] += b.nodes(0, 0, 0, 0);
-        for e in 0..n {
-            for f in 0..n {
-                let mut q = c.queens.clone();
-                for x in [
-                    Square { row: e, column: 1 },
-                    Square {
-                        row: f,
-                        column: l - 1,
-                    },
-                ] {
-                    if !q.contains(&x) {
-                        q.push(x);
-                    }
-                }
-                let b = Board::new(n, &q);
-                // valid only if col1 and col l-1 each has exactly that queen: blocked ensures others can't use col 1
-                sums[1] += b.nodes(0, 0, 0, 0) + 1;
-            }
-        }
-        for f in 0..n {
-            let mut q = c.queens.clone();
-            for x in [Square {
-                row: l - 1,
-                column: f,
-            }] {
-                if !q.contains(&x) {
-                    q.push(x);
-                }
-            }
-            sums[2] += Board::new(n, &q).nodes(0, 0, 0, 0) + 1;
-        }
-        for e in 0..n {
-            let mut q = c.queens.clone();
-            for x in [Square { row: e, column: 1 }] {
-                if !q.contains(&x) {
-                    q.push(x);
-                }
-            }
-            sums[3] += Board::new(n, &q).nodes(0, 0, 0, 0) + 1;
-        }
-    }
-    sums
 }

@@ -1,1 +1,310 @@
-//! The fast counter against OEIS, the plain search and the naive oracle.
+//! The fast counter against OEIS, the plain search and the naive oracle: every thread count,
+//! shard splits, fixed queens, cancellation, overflow.
+
+use super::constellation::{self, transform};
+use super::{Partial, count_fast, count_parallel};
+use crate::solver::naive;
+use crate::solver::{CountError, Counts, Problem, Shard, Square, count};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// OEIS A000170: solutions of the n-queens problem, n = 1..14.
+const A000170: [u64; 14] = [
+    1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596,
+];
+
+/// OEIS A002562: solutions up to rotations and reflections, n = 1..14.
+const A002562: [u64; 14] = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752];
+
+/// Deterministic pseudo-random numbers (splitmix64), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, k: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % k
+    }
+}
+
+fn never() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+fn problem(n: u32, fixed: &[Square], shard: Shard) -> Problem {
+    Problem::new(n, fixed, false, shard).expect("valid problem")
+}
+
+fn fast(p: &Problem, threads: usize) -> Counts {
+    count_parallel(p, &never(), threads).expect("count")
+}
+
+/// The parts of a split, added up.
+fn sum_of_parts(n: u32, fixed: &[Square], parts: u32, threads: usize) -> Counts {
+    let mut total = Counts {
+        solutions: 0,
+        fundamental: fixed.is_empty().then_some(0),
+    };
+    for index in 0..parts {
+        let part = fast(
+            &problem(
+                n,
+                fixed,
+                Shard {
+                    index,
+                    count: parts,
+                },
+            ),
+            threads,
+        );
+        total.solutions += part.solutions;
+        total.fundamental = total.fundamental.zip(part.fundamental).map(|(a, b)| a + b);
+        assert_eq!(part.fundamental.is_some(), fixed.is_empty());
+    }
+    total
+}
+
+#[test]
+fn whole_boards_match_oeis_on_one_and_two_threads() {
+    for threads in [1, 2] {
+        for n in 1..=14u32 {
+            let got = fast(&problem(n, &[], Shard::WHOLE), threads);
+            let i = n as usize - 1;
+            assert_eq!(got.solutions, A000170[i], "n = {n}, {threads} threads");
+            assert_eq!(
+                got.fundamental,
+                Some(A002562[i]),
+                "n = {n}, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_single_thread_entry_point_matches_oeis() {
+    for n in [6u32, 9, 12] {
+        let got = count_fast(&problem(n, &[], Shard::WHOLE), &never()).expect("count");
+        assert_eq!(got.solutions, A000170[n as usize - 1]);
+        assert_eq!(got.fundamental, Some(A002562[n as usize - 1]));
+    }
+}
+
+#[test]
+fn shard_parts_add_up_to_oeis() {
+    for (n, parts) in [(8, 2), (8, 3), (10, 7), (11, 5), (12, 16), (13, 3), (14, 2)] {
+        for threads in [1, 2] {
+            let total = sum_of_parts(n, &[], parts, threads);
+            let i = n as usize - 1;
+            assert_eq!(total.solutions, A000170[i], "n = {n} in {parts} parts");
+            assert_eq!(
+                total.fundamental,
+                Some(A002562[i]),
+                "n = {n} in {parts} parts"
+            );
+        }
+    }
+}
+
+#[test]
+fn more_parts_than_subproblems_still_add_up() {
+    // n = 7 has a few dozen constellation orbits; most of 500 parts are empty.
+    let total = sum_of_parts(7, &[], 500, 1);
+    assert_eq!(total.solutions, 40);
+    assert_eq!(total.fundamental, Some(6));
+    let fixed = [Square { row: 2, column: 3 }];
+    let total = sum_of_parts(8, &fixed, 700, 2);
+    let whole = count(&problem(8, &fixed, Shard::WHOLE), &never()).expect("count");
+    assert_eq!(total, whole);
+}
+
+#[test]
+fn a_part_is_the_same_every_time() {
+    let p = problem(12, &[], Shard { index: 3, count: 7 });
+    let first = fast(&p, 2);
+    for threads in [1, 2, 3] {
+        assert_eq!(fast(&p, threads), first);
+    }
+}
+
+#[test]
+fn fixed_queens_match_the_search_and_the_oracle() {
+    let mut rng = Rng(0x5EED);
+    for round in 0..120 {
+        let n = 4 + rng.below(7) as u32; // 4..=10
+        let k = 1 + rng.below(3) as usize;
+        let mut fixed: Vec<Square> = Vec::new();
+        while fixed.len() < k {
+            let q = Square {
+                row: rng.below(u64::from(n)) as u32,
+                column: rng.below(u64::from(n)) as u32,
+            };
+            if !fixed.contains(&q) {
+                fixed.push(q);
+            }
+        }
+        let oracle = naive::solutions(n as usize)
+            .iter()
+            .filter(|b| {
+                fixed
+                    .iter()
+                    .all(|q| u32::from(b[q.row as usize]) == q.column)
+            })
+            .count() as u64;
+        let whole = problem(n, &fixed, Shard::WHOLE);
+        let expected = count(&whole, &never()).expect("count");
+        assert_eq!(
+            expected.solutions, oracle,
+            "round {round}: the search itself"
+        );
+        for threads in [1, 2] {
+            assert_eq!(
+                fast(&whole, threads),
+                expected,
+                "round {round}: n = {n}, {fixed:?}"
+            );
+        }
+        let parts = 1 + rng.below(9) as u32;
+        assert_eq!(
+            sum_of_parts(n, &fixed, parts, 2),
+            expected,
+            "round {round}: {parts} parts"
+        );
+    }
+}
+
+#[test]
+fn fixed_queens_on_larger_boards_match_the_search() {
+    let cases: [&[Square]; 3] = [
+        &[Square { row: 0, column: 0 }],
+        &[Square { row: 5, column: 2 }, Square { row: 9, column: 7 }],
+        &[Square { row: 11, column: 3 }],
+    ];
+    for fixed in cases {
+        let whole = problem(12, fixed, Shard::WHOLE);
+        let expected = count(&whole, &never()).expect("count");
+        assert_eq!(fast(&whole, 2), expected, "{fixed:?}");
+        assert_eq!(
+            sum_of_parts(12, fixed, 5, 1),
+            expected,
+            "{fixed:?} in parts"
+        );
+    }
+}
+
+#[test]
+fn attacking_or_complete_fixed_sets() {
+    let attacking = [Square { row: 1, column: 1 }, Square { row: 3, column: 3 }];
+    assert_eq!(fast(&problem(9, &attacking, Shard::WHOLE), 2).solutions, 0);
+    let same_row = [Square { row: 4, column: 1 }, Square { row: 4, column: 6 }];
+    assert_eq!(fast(&problem(9, &same_row, Shard::WHOLE), 1).solutions, 0);
+    // A whole solution of n = 8 given as fixed queens: exactly itself.
+    let solution = [0u32, 4, 7, 5, 2, 6, 1, 3];
+    let fixed: Vec<Square> = (0..8)
+        .map(|row| Square {
+            row,
+            column: solution[row as usize],
+        })
+        .collect();
+    assert_eq!(fast(&problem(8, &fixed, Shard::WHOLE), 2).solutions, 1);
+}
+
+#[test]
+fn constellation_orbits_cover_every_border_once() {
+    for n in 4..=11u32 {
+        let reps = constellation::representatives(n);
+        let covered: u64 = reps.iter().map(|c| 8 / c.stabilizer).sum();
+        let mut peaceful = 0u64;
+        let last = n - 1;
+        for [a, b, c, d] in borders(n) {
+            let squares = [(0, a), (last, b), (c, 0), (d, last)];
+            let ok = squares.iter().enumerate().all(|(i, p)| {
+                squares[i + 1..].iter().all(|q| {
+                    let (dr, dc) = (p.0.abs_diff(q.0), p.1.abs_diff(q.1));
+                    (dr == 0 && dc == 0) || (dr != 0 && dc != 0 && dr != dc)
+                })
+            });
+            peaceful += u64::from(ok);
+        }
+        assert_eq!(covered, peaceful, "n = {n}");
+        for c in &reps {
+            // The searched image is still a constellation of the same orbit size.
+            let images: Vec<Vec<Square>> = (0..8)
+                .map(|g| {
+                    let mut image: Vec<Square> =
+                        c.queens.iter().map(|&q| transform(n, g, q)).collect();
+                    image.sort();
+                    image
+                })
+                .collect();
+            let mut distinct = images.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len() as u64, 8 / c.stabilizer, "n = {n}");
+        }
+    }
+}
+
+/// Every (top column, bottom column, left row, right row) of an n×n board.
+fn borders(n: u32) -> impl Iterator<Item = [u32; 4]> {
+    (0..n.pow(4)).map(move |i| [i % n, i / n % n, i / n / n % n, i / n / n / n])
+}
+
+#[test]
+fn a_raised_flag_cancels_every_path() {
+    let cancel = AtomicBool::new(true);
+    for threads in [1, 2] {
+        for n in [6u32, 12, 16] {
+            let p = problem(n, &[], Shard::WHOLE);
+            assert_eq!(
+                count_parallel(&p, &cancel, threads),
+                Err(CountError::Cancelled)
+            );
+        }
+        let fixed = problem(14, &[Square { row: 3, column: 5 }], Shard::WHOLE);
+        assert_eq!(
+            count_parallel(&fixed, &cancel, threads),
+            Err(CountError::Cancelled)
+        );
+    }
+}
+
+#[test]
+fn a_flag_raised_mid_count_stops_both_threads_within_a_second() {
+    let cancel = AtomicBool::new(false);
+    let p = problem(19, &[], Shard::WHOLE);
+    let (result, stopping) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| count_parallel(&p, &cancel, 2));
+        std::thread::sleep(Duration::from_millis(200));
+        cancel.store(true, Ordering::Relaxed);
+        let raised = Instant::now();
+        let result = worker.join().expect("no panic");
+        (result, raised.elapsed())
+    });
+    assert_eq!(result, Err(CountError::Cancelled));
+    assert!(
+        stopping < Duration::from_secs(1),
+        "took {stopping:?} to stop"
+    );
+}
+
+#[test]
+fn sums_that_do_not_fit_are_errors() {
+    let big = Partial {
+        solutions: u64::MAX,
+        classes: 1,
+    };
+    let one = Partial {
+        solutions: 1,
+        classes: 1,
+    };
+    assert_eq!(big.add(one), Err(CountError::Overflow));
+    assert_eq!(
+        one.add(one),
+        Ok(Partial {
+            solutions: 2,
+            classes: 2
+        })
+    );
+}
