@@ -10,8 +10,8 @@ use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Shards per endpoint by default: a few per call slot, so a slow or lost endpoint leaves
-/// little work to redistribute and the rest balance.
+/// Shards per endpoint by default: a few per core of a typical replica, so a slow or lost
+/// endpoint leaves little work to redistribute and the rest balance.
 const SHARDS_PER_ENDPOINT: u32 = 8;
 
 /// The fan-out job the flags describe.

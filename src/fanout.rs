@@ -2,7 +2,8 @@
 //! servers, with an explicit queue so that a shard whose server fails goes to another.
 //!
 //! tonic's `balance_list` does not fail over from a dead endpoint, so each endpoint gets its
-//! own workers that take shards from a shared queue; a retryable failure (UNAVAILABLE,
+//! own workers (as many as it admits) that take shards from a shared queue; a retryable
+//! failure (UNAVAILABLE,
 //! RESOURCE_EXHAUSTED, a broken connection) puts the shard back, up to a bounded number of
 //! attempts. Enumeration writes each shard to its own file and resumes from the last complete
 //! line, recording finished shards in a manifest, so rerunning the command finishes the job.
@@ -19,14 +20,16 @@ use std::time::{Duration, Instant};
 use tonic::Code;
 use tonic::transport::Channel;
 
-/// Calls each endpoint may have running at once: enough to keep a two-core server busy;
-/// a server with fewer slots refuses the rest, and those shards are retried elsewhere.
-pub const CALLS_PER_ENDPOINT: usize = 2;
+/// Most calls one endpoint gets at once. Each endpoint starts this many workers; a worker
+/// whose call is refused with RESOURCE_EXHAUSTED while others of its endpoint still work
+/// retires (its shard goes back to the queue, no retry used), so every endpoint ends up with
+/// as many calls as it admits (its `--max-searches`), up to this cap.
+pub const MAX_CALLS_PER_ENDPOINT: usize = 16;
 
 /// Default attempts per shard before the run gives up.
 pub const MAX_ATTEMPTS: u32 = 8;
 
-/// Consecutive failures after which a worker stops using its endpoint.
+/// Consecutive failed calls after which an endpoint is given up.
 const ENDPOINT_FAILURES: u32 = 3;
 
 /// Pause after a failure before a worker takes the next shard.
@@ -107,10 +110,16 @@ pub async fn resolve(endpoints: &[String]) -> Result<Vec<String>, String> {
 
 /// Whether a failed call may succeed on another try or another endpoint.
 fn retryable(status: &tonic::Status) -> bool {
-    // A server killed mid-call shows up in tonic as Unknown "h2 protocol error".
+    // A server killed mid-call shows up in tonic as Unknown "h2 protocol error", or as
+    // Cancelled "operation was canceled" when the connection drops under a stream (this
+    // client never cancels its own calls, so Cancelled always comes from the other side).
     matches!(
         status.code(),
-        Code::Unavailable | Code::ResourceExhausted | Code::Unknown | Code::Aborted
+        Code::Unavailable
+            | Code::ResourceExhausted
+            | Code::Unknown
+            | Code::Aborted
+            | Code::Cancelled
     )
 }
 
@@ -121,6 +130,11 @@ struct Queue<R> {
     outstanding: usize,
     fatal: Option<String>,
     stats: Vec<EndpointStats>,
+    /// Workers still running, per endpoint.
+    live: Vec<usize>,
+    /// Failed calls in a row, per endpoint (any of its workers); at [`ENDPOINT_FAILURES`]
+    /// the endpoint is given up, so a dead one burns few of its shards' attempts.
+    failing: Vec<u32>,
 }
 
 /// What a worker does with one shard; `Err` carries the status of a failed call.
@@ -152,6 +166,8 @@ async fn run_shards<T: ShardTask>(
         pending,
         results: (0..job.shards).map(|_| None).collect(),
         fatal: None,
+        live: vec![MAX_CALLS_PER_ENDPOINT; urls.len()],
+        failing: vec![0; urls.len()],
         stats: urls
             .iter()
             .map(|u| EndpointStats {
@@ -163,7 +179,7 @@ async fn run_shards<T: ShardTask>(
     let done_before = skip.len() as u64;
     let mut workers = Vec::new();
     for (e, url) in urls.iter().enumerate() {
-        for _ in 0..CALLS_PER_ENDPOINT {
+        for _ in 0..MAX_CALLS_PER_ENDPOINT {
             let (queue, url, task) = (queue.clone(), url.clone(), task.clone());
             let (progress, max_attempts) = (progress.clone(), job.max_attempts);
             workers.push(tokio::spawn(async move {
@@ -213,12 +229,15 @@ async fn worker<T: ShardTask>(
     done_before: u64,
     progress: Option<Progress>,
 ) {
+    let _live = Live {
+        queue: queue.clone(),
+        endpoint: e,
+    };
     let mut client: Option<QueensClient<Channel>> = None;
-    let mut failures_in_a_row = 0;
     loop {
         let next = {
             let mut q = queue.lock().expect("queue lock");
-            if q.fatal.is_some() || q.outstanding == 0 {
+            if q.fatal.is_some() || q.outstanding == 0 || q.failing[e] >= ENDPOINT_FAILURES {
                 return;
             }
             q.pending.pop_front()
@@ -249,14 +268,10 @@ async fn worker<T: ShardTask>(
             outcome,
         );
         match next_step {
-            Step::Next => failures_in_a_row = 0,
-            Step::Stop => return,
+            Step::Next => {}
+            Step::Stop | Step::Retire => return,
             Step::Retry => {
                 client = None;
-                failures_in_a_row += 1;
-                if failures_in_a_row >= ENDPOINT_FAILURES {
-                    return;
-                }
                 tokio::time::sleep(BACKOFF).await;
             }
         }
@@ -279,6 +294,22 @@ enum Step {
     Retry,
     /// The run failed.
     Stop,
+    /// The endpoint is at capacity with other workers: leave it to them.
+    Retire,
+}
+
+/// Counts a worker as live for its endpoint until dropped.
+struct Live<R> {
+    queue: Arc<Mutex<Queue<R>>>,
+    endpoint: usize,
+}
+
+impl<R> Drop for Live<R> {
+    fn drop(&mut self) {
+        if let Ok(mut q) = self.queue.lock() {
+            q.live[self.endpoint] -= 1;
+        }
+    }
 }
 
 /// Records a call's outcome in the queue and says what the worker does next.
@@ -298,14 +329,20 @@ fn record<R>(
         Ok((output, solutions)) => {
             q.results[index as usize] = Some(output);
             q.outstanding -= 1;
+            q.failing[e] = 0;
             let s = &mut q.stats[e];
             s.shards += 1;
             s.solutions += solutions;
             s.busy_seconds += started.elapsed().as_secs_f64();
             Step::Next
         }
+        Err(status) if status.code() == Code::ResourceExhausted && q.live[e] > 1 => {
+            q.pending.push_back((index, attempts));
+            Step::Retire
+        }
         Err(status) if retryable(&status) => {
             q.stats[e].failures += 1;
+            q.failing[e] += 1;
             if attempts + 1 >= max_attempts {
                 q.fatal = Some(format!(
                     "shard {index} failed {} times; last from {url}: {:?}: {}",
