@@ -1,3 +1,4 @@
+#![allow(dead_code, clippy::collapsible_if)]
 //! The fast counting path: all eight symmetries through border constellations, split into
 //! independent subproblems that a work-stealing pool runs on several threads.
 //!
