@@ -5,8 +5,8 @@
 //! back. Request handling lives in `service.rs`; flags live in the binary.
 
 use crate::config::Config;
-use crate::pb::queens_server::QueensServer;
 use crate::service::QueensService;
+use crate::wire::server::queens_server::QueensServer;
 use std::future::Future;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
