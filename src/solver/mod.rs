@@ -17,5 +17,5 @@ mod tests;
 
 pub use fast::{count_fast, count_parallel, fast_nodes};
 pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
-pub use search::{CountError, Counts, Sink, count, enumerate};
+pub use search::{CountError, Counts, Sink, count, enumerate, enumerate_under};
 pub use symmetry::class_size;
