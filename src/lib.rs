@@ -8,6 +8,8 @@
 //!   runtime with a bounded channel back to the client, maps errors to `Status` in one place.
 //! - [`wire`]: Enumerate's response bytes written directly from column vectors, and the
 //!   server-only generation of the service that sends them.
+//! - [`produce`]: one stream produced by several threads on prefix tasks, merged back into
+//!   lexicographic order through a bounded reorder buffer.
 //! - [`server`]: `run(listener, config, shutdown)`: health, reflection, bounded shutdown.
 //! - [`config`]: every server knob and its default, with the reason for each value.
 //! - [`client`]: a thin client shared by the CLI and the tests.
@@ -26,6 +28,7 @@ pub mod batch;
 pub mod client;
 pub mod config;
 pub mod fanout;
+pub mod produce;
 pub mod server;
 pub mod service;
 pub mod solver;

@@ -10,6 +10,7 @@
 
 use crate::config::Config;
 use crate::pb::{Board, CountRequest, CountResponse, EnumerateRequest};
+use crate::produce::{self, Consumer, Plan};
 use crate::solver::{self, CountError, Problem, QueryError, Shard, Sink, Square};
 use crate::wire::server::queens_server::Queens;
 use crate::wire::{BoardEncoder, EncodedBatch};
@@ -112,6 +113,17 @@ impl QueensService {
             .map_err(|_| Error::Busy {
                 limit: self.config.max_searches,
             })
+    }
+
+    /// The prefix depth to produce `job` in parallel at, or `None` for the sequential search:
+    /// parallel when there are several worker threads and the whole search is wanted (no
+    /// `limit`, whose speculative work would be wasted, and no `shard`, whose numbering each
+    /// task would have to redo) on a board big enough to split.
+    fn parallel_depth(&self, job: &Enumeration) -> Option<usize> {
+        let whole = job.limit.is_none() && job.problem.shard().parts() == 1;
+        (whole && self.config.produce_threads > 1)
+            .then(|| produce::task_depth(job.problem.n()))
+            .flatten()
     }
 
     /// The validated question of a Count request.
@@ -234,13 +246,21 @@ impl Queens for QueensService {
             stopped: None,
             permit: Some(permit),
         };
+        let parallel = self.parallel_depth(&job);
+        let plan = Plan {
+            threads: self.config.produce_threads,
+            buffer_bytes: self.config.reorder_bytes,
+            wait: self.config.flush_interval / 2,
+        };
         tokio::task::spawn_blocking(move || {
-            let flow = solver::enumerate(
-                &job.problem,
-                job.start_after.as_deref(),
-                job.limit,
-                &mut sink,
-            );
+            let after = job.start_after.as_deref();
+            let flow = match parallel {
+                Some(depth) => {
+                    let encoder = sink.encoder.clone();
+                    produce::produce(&job.problem, after, depth, &encoder, plan, &mut sink)
+                }
+                None => solver::enumerate(&job.problem, after, job.limit, &mut sink),
+            };
             sink.finish(flow);
         });
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -399,6 +419,27 @@ impl StreamSink {
         let _ = self.handle.block_on(async {
             tokio::time::timeout(Duration::from_secs(1), tx.send(Err(error.into()))).await
         });
+    }
+}
+
+impl Consumer for StreamSink {
+    fn take(&mut self, mut entries: &[u8]) -> ControlFlow<()> {
+        let len = self.encoder.entry_len();
+        while !entries.is_empty() {
+            let room = (self.per_message - self.boards) * len;
+            let (now, rest) = entries.split_at(room.min(entries.len()));
+            self.batch.extend_from_slice(now);
+            self.boards += now.len() / len;
+            entries = rest;
+            if self.boards >= self.per_message {
+                self.flush()?;
+            }
+        }
+        self.poll()
+    }
+
+    fn idle(&mut self) -> ControlFlow<()> {
+        self.poll()
     }
 }
 
