@@ -125,10 +125,16 @@ fn walk(mut bytes: &[u8]) -> Result<Seen, String> {
     Ok(seen)
 }
 
+/// HTTP/2 flow-control window of the client: h2's default of 64 KiB makes the server wait
+/// for a WINDOW_UPDATE every 64 KiB; 4 MiB lets a fast stream run.
+const WINDOW: u32 = 4 * 1024 * 1024;
+
 /// Boards and seconds of one Enumerate stream drained to the end by a Rust client.
 async fn drain(url: &str, n: u32, compact: bool) -> (u64, f64) {
     let channel = Endpoint::from_shared(url.to_string())
         .expect("url")
+        .initial_stream_window_size(WINDOW)
+        .initial_connection_window_size(WINDOW)
         .connect()
         .await
         .expect("connect");
@@ -159,6 +165,19 @@ async fn drain(url: &str, n: u32, compact: bool) -> (u64, f64) {
     (boards, started.elapsed().as_secs_f64())
 }
 
+/// The server's settings: the defaults, with `QUEENS_PRODUCE_THREADS` overriding the worker
+/// threads of a stream (1: the sequential producer) to compare the two.
+fn config() -> Config {
+    let defaults = Config::default();
+    let threads = std::env::var("QUEENS_PRODUCE_THREADS").ok();
+    Config {
+        produce_threads: threads
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(defaults.produce_threads),
+        ..defaults
+    }
+}
+
 fn main() {
     let wanted: Option<u32> = std::env::args().skip(1).find_map(|a| a.parse().ok());
     let cases: Vec<(u32, bool)> = match wanted {
@@ -171,7 +190,7 @@ fn main() {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(queens::server::run(
             listener,
-            Config::default(),
+            config(),
             std::future::pending(),
         ));
         url
