@@ -208,7 +208,11 @@ fn work(
             encoder,
             task,
             chunk: Vec::with_capacity(CHUNK_BYTES + encoder.entry_len()),
-            published: Instant::now(),
+            // A task's first boards are published at its first poll: the stream's first
+            // message never waits for a chunk to fill.
+            published: Instant::now()
+                .checked_sub(shared.wait)
+                .unwrap_or_else(Instant::now),
         };
         let flow = solver::enumerate_under(problem, &tasks.prefix(task), start_after, &mut sink);
         if flow.is_break() || sink.publish(true).is_break() {

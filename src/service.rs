@@ -240,7 +240,11 @@ impl Queens for QueensService {
             boards: 0,
             per_message: job.batch,
             flush_interval: self.config.flush_interval,
-            last_send: Instant::now(),
+            // As if a message had just gone a flush interval ago: the first boards go out at
+            // once, then batches fill up.
+            last_send: Instant::now()
+                .checked_sub(self.config.flush_interval)
+                .unwrap_or_else(Instant::now),
             time_limit: self.config.max_search_time,
             deadline: Instant::now() + self.config.max_search_time,
             stopped: None,
