@@ -8,8 +8,9 @@
 //! The client is a cheap consumer: a pass-through codec walks each message's board entries
 //! in place (counting them and comparing their columns) instead of building a `Board` and `n`
 //! `String`s per board, as a program that only forwards or stores boards would.
-//! `cargo bench --bench stream` (all cases) or `cargo bench --bench stream -- 12` (one n,
-//! as CI's smoke run does). No timing is asserted; the ratios are the result.
+//! `cargo bench --bench stream` (all cases), `cargo bench --bench stream -- 12` (one n,
+//! as CI's smoke run does), or `cargo bench --bench stream -- sweep` (n = 14 compact for
+//! batch sizes 1 to 65,536: the measurement behind the default batch size). No timing is asserted; the ratios are the result.
 
 use queens::config::Config;
 use queens::pb::EnumerateRequest;
@@ -130,7 +131,7 @@ fn walk(mut bytes: &[u8]) -> Result<Seen, String> {
 const WINDOW: u32 = 4 * 1024 * 1024;
 
 /// Boards and seconds of one Enumerate stream drained to the end by a Rust client.
-async fn drain(url: &str, n: u32, compact: bool) -> (u64, f64) {
+async fn drain(url: &str, n: u32, compact: bool, batch_size: u32) -> (u64, f64) {
     let channel = Endpoint::from_shared(url.to_string())
         .expect("url")
         .initial_stream_window_size(WINDOW)
@@ -144,6 +145,7 @@ async fn drain(url: &str, n: u32, compact: bool) -> (u64, f64) {
     let request = EnumerateRequest {
         n,
         compact,
+        batch_size,
         ..Default::default()
     };
     let path = PathAndQuery::from_static("/queens.v1.Queens/Enumerate");
@@ -178,8 +180,28 @@ fn config() -> Config {
     }
 }
 
+/// Drained boards/s of n = 14 compact for batch sizes 1 to 65,536, and the server's default.
+fn sweep(runtime: &tokio::runtime::Runtime, url: &str) {
+    let (expected, _) = baseline(14);
+    println!("{:>10} {:>14}", "batch", "boards/s");
+    for batch in [1, 16, 64, 256, 1024, 4096, 16384, 65536, 0] {
+        let (boards, seconds) = runtime.block_on(drain(url, 14, true, batch));
+        assert_eq!(
+            boards, expected,
+            "batch {batch}: the stream lost or added boards"
+        );
+        let label = if batch == 0 {
+            "default".to_string()
+        } else {
+            batch.to_string()
+        };
+        println!("{label:>10} {:>14.0}", boards as f64 / seconds);
+    }
+}
+
 fn main() {
     let wanted: Option<u32> = std::env::args().skip(1).find_map(|a| a.parse().ok());
+    let sweeping = std::env::args().any(|a| a == "sweep");
     let cases: Vec<(u32, bool)> = match wanted {
         Some(n) => vec![(n, true), (n, false)],
         None => vec![(14, true), (16, true), (14, false)],
@@ -195,13 +217,16 @@ fn main() {
         ));
         url
     });
+    if sweeping {
+        return sweep(&runtime, &url);
+    }
     println!(
         "{:>3} {:>8} {:>12} {:>14} {:>14} {:>7}",
         "n", "form", "boards", "bare boards/s", "stream boards/s", "ratio"
     );
     for (n, compact) in cases {
         let (expected, bare_s) = baseline(n);
-        let (boards, stream_s) = runtime.block_on(drain(&url, n, compact));
+        let (boards, stream_s) = runtime.block_on(drain(&url, n, compact, 0));
         assert_eq!(boards, expected, "n={n}: the stream lost or added boards");
         let bare = expected as f64 / bare_s;
         let streamed = boards as f64 / stream_s;
