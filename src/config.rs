@@ -22,6 +22,18 @@ pub const DEFAULT_BATCH_BYTES: usize = 64 * 1024;
 /// bounded at a few messages whatever the size of the result.
 pub const CHANNEL_MESSAGES: usize = 4;
 
+/// Bytes of encoded boards a parallel stream's workers may hold ahead of the one the client
+/// is being sent (the reorder buffer): 4 MiB is dozens of prefix tasks at n = 16 (a task is
+/// about 130 KiB compact, 2 MiB with rows), so a worker rarely waits for the other, and it
+/// keeps a stream's memory flat whatever the size of the result or the speed of the client.
+pub const REORDER_BYTES: usize = 4 * 1024 * 1024;
+
+/// Worker threads of one parallel stream by default: one per core, since each keeps a core
+/// busy searching and encoding.
+pub fn default_produce_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Longest a found board waits in a partly filled batch: sparse searches (fixed queens,
 /// huge boards) still show their boards within a fraction of a second.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
@@ -70,6 +82,11 @@ pub struct Config {
     pub channel_messages: usize,
     /// Longest a board waits in a partial batch.
     pub flush_interval: Duration,
+    /// Worker threads of one Enumerate stream without limit or shards (1: the sequential
+    /// search in the stream's own thread).
+    pub produce_threads: usize,
+    /// Cap on the encoded bytes a parallel stream's workers hold ahead of the client.
+    pub reorder_bytes: usize,
     /// Longest shutdown waits for streams to end.
     pub shutdown_grace: Duration,
     /// Cap on concurrent searches (Enumerate streams and Counts), server-wide.
@@ -118,6 +135,8 @@ impl Default for Config {
             default_batch_bytes: DEFAULT_BATCH_BYTES,
             channel_messages: CHANNEL_MESSAGES,
             flush_interval: FLUSH_INTERVAL,
+            produce_threads: default_produce_threads(),
+            reorder_bytes: REORDER_BYTES,
             shutdown_grace: SHUTDOWN_GRACE,
             max_searches: default_max_searches(),
             max_search_time: MAX_SEARCH_TIME,

@@ -6,6 +6,10 @@
 //!   lexicographic order, a separate counting path, and the naive oracle its tests use.
 //! - [`service`]: the gRPC service. Maps requests to solver questions, runs searches off the
 //!   runtime with a bounded channel back to the client, maps errors to `Status` in one place.
+//! - [`wire`]: Enumerate's response bytes written directly from column vectors, and the
+//!   server-only generation of the service that sends them.
+//! - [`produce`]: one stream produced by several threads on prefix tasks, merged back into
+//!   lexicographic order through a bounded reorder buffer.
 //! - [`server`]: `run(listener, config, shutdown)`: health, reflection, bounded shutdown.
 //! - [`config`]: every server knob and its default, with the reason for each value.
 //! - [`client`]: a thin client shared by the CLI and the tests.
@@ -24,9 +28,11 @@ pub mod batch;
 pub mod client;
 pub mod config;
 pub mod fanout;
+pub mod produce;
 pub mod server;
 pub mod service;
 pub mod solver;
+pub mod wire;
 
 /// Messages and service stubs generated from `proto/queens.proto` (package `queens.v1`).
 #[allow(missing_docs)]

@@ -5,12 +5,12 @@
 //! back. Request handling lives in `service.rs`; flags live in the binary.
 
 use crate::config::Config;
-use crate::pb::queens_server::QueensServer;
 use crate::service::QueensService;
+use crate::wire::server::queens_server::QueensServer;
 use std::future::Future;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
@@ -46,6 +46,12 @@ pub async fn run(
         .build_v1alpha()
         .expect("the embedded descriptor sets are valid");
 
+    // The builder's TCP settings apply only to listeners it binds itself: set them here.
+    // Without TCP_NODELAY, Nagle's algorithm holds a stream's first small message behind its
+    // response headers until the client's delayed ACK, about 40 ms.
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(config.keepalive_interval));
     let (stop_tx, stop_rx) = watch::channel(false);
     let queens = QueensService::new(config, stop_rx.clone());
     let mut stopped = stop_rx;
@@ -55,7 +61,7 @@ pub async fn run(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(queens)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+        .serve_with_incoming_shutdown(incoming, async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         });
     tokio::pin!(serve);

@@ -9,12 +9,11 @@
 //! `server.rs`.
 
 use crate::config::Config;
-use crate::pb::queens_server::Queens;
-use crate::pb::{
-    Board, CountRequest, CountResponse, CountUpdate, EnumerateRequest, EnumerateResponse,
-};
+use crate::pb::{Board, CountRequest, CountResponse, CountUpdate, EnumerateRequest};
+use crate::produce::{self, Consumer, Plan};
 use crate::solver::{self, CountError, Problem, Progress, QueryError, Shard, Sink, Square};
-use prost::Message;
+use crate::wire::server::queens_server::Queens;
+use crate::wire::{BoardEncoder, EncodedBatch};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,6 +115,17 @@ impl QueensService {
             })
     }
 
+    /// The prefix depth to produce `job` in parallel at, or `None` for the sequential search:
+    /// parallel when there are several worker threads and the whole search is wanted (no
+    /// `limit`, whose speculative work would be wasted, and no `shard`, whose numbering each
+    /// task would have to redo) on a board big enough to split.
+    fn parallel_depth(&self, job: &Enumeration) -> Option<usize> {
+        let whole = job.limit.is_none() && job.problem.shard().parts() == 1;
+        (whole && self.config.produce_threads > 1)
+            .then(|| produce::task_depth(job.problem.n()))
+            .flatten()
+    }
+
     /// The validated question of a Count request.
     fn count_problem(&self, req: &CountRequest) -> Result<Problem, Error> {
         Ok(Problem::with_max_n(
@@ -137,7 +147,7 @@ impl QueensService {
             self.config.max_n,
         )?;
         let start_after = problem.check_start_after(&req.start_after)?;
-        let per_board = board_wire_len(req.n, req.compact);
+        let per_board = BoardEncoder::new(req.n, req.compact).entry_len();
         let most = (self.config.max_message_bytes / per_board).max(1);
         let batch = match req.batch_size {
             0 => self.config.default_batch_bytes / per_board,
@@ -172,15 +182,8 @@ fn shard(shard: Option<&crate::pb::Shard>) -> Shard {
     })
 }
 
-/// Serialized bytes one board adds to an `EnumerateResponse`: the same for every board of a
-/// size, since columns below 128 take one byte and rows have a fixed length.
-fn board_wire_len(n: u32, compact: bool) -> usize {
-    let columns = vec![0u8; n as usize];
-    let len = board(&columns, compact).encoded_len();
-    1 + prost::encoding::encoded_len_varint(len as u64) + len
-}
-
-/// A board as the wire carries it.
+/// A board as the generated types carry it (the server itself writes the same bytes
+/// directly, through [`BoardEncoder`]).
 pub fn board(columns: &[u8], compact: bool) -> Board {
     let rows = if compact {
         Vec::new()
@@ -218,7 +221,7 @@ struct Enumeration {
 const SMALL_COUNT_N: u32 = 12;
 
 /// Items of the response stream.
-type Item = Result<EnumerateResponse, Status>;
+type Item = Result<EncodedBatch, Status>;
 
 #[tonic::async_trait]
 impl Queens for QueensService {
@@ -235,23 +238,36 @@ impl Queens for QueensService {
             tx,
             handle: Handle::current(),
             stopping: self.stopping.clone(),
-            batch: Vec::with_capacity(job.batch),
+            encoder: BoardEncoder::new(job.problem.n(), job.compact),
+            batch: Vec::new(),
+            boards: 0,
             per_message: job.batch,
-            compact: job.compact,
             flush_interval: self.config.flush_interval,
-            last_send: Instant::now(),
+            // As if a message had just gone a flush interval ago: the first boards go out at
+            // once, then batches fill up.
+            last_send: Instant::now()
+                .checked_sub(self.config.flush_interval)
+                .unwrap_or_else(Instant::now),
             time_limit: self.config.max_search_time,
             deadline: Instant::now() + self.config.max_search_time,
             stopped: None,
             permit: Some(permit),
         };
+        let parallel = self.parallel_depth(&job);
+        let plan = Plan {
+            threads: self.config.produce_threads,
+            buffer_bytes: self.config.reorder_bytes,
+            wait: self.config.flush_interval / 2,
+        };
         tokio::task::spawn_blocking(move || {
-            let flow = solver::enumerate(
-                &job.problem,
-                job.start_after.as_deref(),
-                job.limit,
-                &mut sink,
-            );
+            let after = job.start_after.as_deref();
+            let flow = match parallel {
+                Some(depth) => {
+                    let encoder = sink.encoder.clone();
+                    produce::produce(&job.problem, after, depth, &encoder, plan, &mut sink)
+                }
+                None => solver::enumerate(&job.problem, after, job.limit, &mut sink),
+            };
             sink.finish(flow);
         });
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -438,9 +454,12 @@ struct StreamSink {
     tx: mpsc::Sender<Item>,
     handle: Handle,
     stopping: watch::Receiver<bool>,
-    batch: Vec<Board>,
+    /// Writes each board's bytes into `batch`.
+    encoder: BoardEncoder,
+    /// The serialized boards of the message being filled, and how many there are.
+    batch: Vec<u8>,
+    boards: usize,
     per_message: usize,
-    compact: bool,
     flush_interval: Duration,
     last_send: Instant,
     /// The server's limit on one search, and when this one reaches it.
@@ -469,9 +488,11 @@ impl StreamSink {
         if self.batch.is_empty() {
             return ControlFlow::Continue(());
         }
-        let message = EnumerateResponse {
-            boards: std::mem::replace(&mut self.batch, Vec::with_capacity(self.per_message)),
+        let full = self.per_message * self.encoder.entry_len();
+        let message = EncodedBatch {
+            bytes: std::mem::replace(&mut self.batch, Vec::with_capacity(full)),
         };
+        self.boards = 0;
         let tx = &self.tx;
         let stopping = &mut self.stopping;
         let deadline = tokio::time::Instant::from_std(self.deadline);
@@ -514,10 +535,32 @@ impl StreamSink {
     }
 }
 
+impl Consumer for StreamSink {
+    fn take(&mut self, mut entries: &[u8]) -> ControlFlow<()> {
+        let len = self.encoder.entry_len();
+        while !entries.is_empty() {
+            let room = (self.per_message - self.boards) * len;
+            let (now, rest) = entries.split_at(room.min(entries.len()));
+            self.batch.extend_from_slice(now);
+            self.boards += now.len() / len;
+            entries = rest;
+            if self.boards >= self.per_message {
+                self.flush()?;
+            }
+        }
+        self.poll()
+    }
+
+    fn idle(&mut self) -> ControlFlow<()> {
+        self.poll()
+    }
+}
+
 impl Sink for StreamSink {
     fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
-        self.batch.push(board(columns, self.compact));
-        if self.batch.len() >= self.per_message {
+        self.encoder.push(columns, &mut self.batch);
+        self.boards += 1;
+        if self.boards >= self.per_message {
             return self.flush();
         }
         ControlFlow::Continue(())
@@ -546,19 +589,6 @@ impl Sink for StreamSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wire_length_is_exact() {
-        for n in [1u32, 4, 8, 14, 32] {
-            for compact in [false, true] {
-                let boards: Vec<Board> = (0..3)
-                    .map(|_| board(&vec![(n - 1) as u8; n as usize], compact))
-                    .collect();
-                let message = EnumerateResponse { boards };
-                assert_eq!(message.encoded_len(), 3 * board_wire_len(n, compact));
-            }
-        }
-    }
 
     #[test]
     fn rows_render_the_classic_way() {

@@ -21,5 +21,5 @@ mod tests;
 
 pub use fast::{Progress, count_fast, count_parallel, count_with_progress};
 pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
-pub use search::{CountError, Counts, Sink, count, enumerate};
+pub use search::{CountError, Counts, Sink, count, enumerate, enumerate_under};
 pub use symmetry::class_size;

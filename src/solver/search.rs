@@ -96,6 +96,35 @@ pub fn enumerate<S: Sink>(
     flow
 }
 
+/// Pushes the boards of `problem` whose first rows are `prefix` into `sink`, in
+/// lexicographic order, only those after `start_after` (if given): one task of a search split
+/// by prefixes. The boards of all prefixes of one length, in lexicographic order of the
+/// prefixes, are exactly [`enumerate`]'s without a limit. Returns `Break` when the sink
+/// stopped the search.
+pub fn enumerate_under<S: Sink>(
+    problem: &Problem,
+    prefix: &[u8],
+    start_after: Option<&[u8]>,
+    sink: &mut S,
+) -> ControlFlow<()> {
+    let d = prefix.len();
+    let bound = match start_after {
+        // A full-length prefix is one board, which must come strictly after the bound.
+        Some(after) if after[..d] > *prefix || (after.len() == d && after == prefix) => {
+            return ControlFlow::Continue(());
+        }
+        Some(after) if after[..d] == *prefix => Some(after),
+        _ => None,
+    };
+    let mut visitor = Emit {
+        sink,
+        fundamental: problem.fundamental(),
+        remaining: u64::MAX,
+    };
+    let mut engine = Engine::new(problem, problem.fundamental());
+    engine.under(0, 0, 0, 0, prefix, bound, &mut visitor)
+}
+
 /// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)
 /// without producing boards. Polls `cancel` every few thousand nodes.
 pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountError> {
@@ -421,6 +450,53 @@ impl Engine {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Visits the boards below the node at `row` whose rows start with `prefix` (and come
+    /// after `bound`, whose rows up to the prefix's length equal it, when given).
+    #[allow(clippy::too_many_arguments)]
+    fn under<V: Visitor>(
+        &mut self,
+        row: usize,
+        cm: u32,
+        d1: u32,
+        d2: u32,
+        prefix: &[u8],
+        bound: Option<&[u8]>,
+        v: &mut V,
+    ) -> ControlFlow<()> {
+        if row == prefix.len() {
+            return match bound {
+                Some(bound) => self.tight(row, cm, d1, d2, bound, v),
+                None => self.free(row, cm, d1, d2, v),
+            };
+        }
+        if row == self.split && !self.in_part() {
+            return ControlFlow::Continue(());
+        }
+        self.tick(v)?;
+        let avail = self.allowed[row] & !(cm | d1 | d2);
+        let p = u32::from(prefix[row]);
+        if row < self.split {
+            self.skip_prefixes(row, cm, d1, d2, avail & ((1u32 << p) - 1));
+        }
+        let on = avail & (1u32 << p);
+        if on == 0 {
+            return ControlFlow::Continue(());
+        }
+        self.place(row, on);
+        if row + 1 == self.n {
+            return v.leaf(&self.columns[..self.n]);
+        }
+        self.under(
+            row + 1,
+            cm | on,
+            ((d1 | on) << 1) & self.full,
+            (d2 | on) >> 1,
+            prefix,
+            bound,
+            v,
+        )
     }
 
     /// Advances the prefix numbering past the subtrees of `row`'s columns in `bits`.

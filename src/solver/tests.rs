@@ -400,3 +400,41 @@ fn invalid_questions_name_their_field() {
         Ok(Some(vec![3, 3, 3, 3]))
     );
 }
+
+#[test]
+fn prefix_tasks_in_order_make_up_the_whole_search() {
+    let mut rng = Rng(11);
+    for _ in 0..120 {
+        let n = 1 + rng.below(9) as u32;
+        let fundamental = rng.below(3) == 0;
+        let fixed = if fundamental {
+            vec![]
+        } else {
+            random_fixed(&mut rng, n)
+        };
+        let count_parts = 1 + rng.below(6) as u32;
+        let shard = Shard {
+            index: rng.below(u64::from(count_parts)) as u32,
+            count: count_parts,
+        };
+        let p = problem(n, &fixed, fundamental, shard);
+        let after = (rng.below(2) == 0).then(|| random_vector(&mut rng, n));
+        let depth = rng.below(u64::from(n) + 1) as usize;
+        let mut sink = Collect::default();
+        let mut prefix = vec![0u8; depth];
+        loop {
+            assert!(enumerate_under(&p, &prefix, after.as_deref(), &mut sink).is_continue());
+            // The next prefix of this length in lexicographic order (an odometer).
+            let Some(i) = prefix.iter().rposition(|&c| u32::from(c) + 1 < n) else {
+                break;
+            };
+            prefix[i] += 1;
+            prefix[i + 1..].fill(0);
+        }
+        assert_eq!(
+            sink.0,
+            boards(&p, after.as_deref(), None),
+            "n={n} depth={depth} {shard:?} fixed={fixed:?} after={after:?}"
+        );
+    }
+}
