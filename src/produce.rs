@@ -294,6 +294,9 @@ impl Sink for TaskSink<'_> {
 /// The merger: hands the head task's chunks to the consumer in order until every task is
 /// done or the consumer stops.
 fn merge<C: Consumer>(tasks: &Tasks, shared: &Shared, consumer: &mut C) -> ControlFlow<()> {
+    // When the consumer last got bytes or an idle call: other workers' publishes wake the
+    // merger too, and must not postpone the idle call while the head task is quiet.
+    let mut active = Instant::now();
     loop {
         let mut state = shared.lock();
         let chunk = loop {
@@ -313,20 +316,23 @@ fn merge<C: Consumer>(tasks: &Tasks, shared: &Shared, consumer: &mut C) -> Contr
                     continue;
                 }
             }
-            let (next, timeout) = shared
+            let wait = shared.wait.saturating_sub(active.elapsed());
+            state = shared
                 .changed
-                .wait_timeout(state, shared.wait)
-                .unwrap_or_else(|e| e.into_inner());
-            state = next;
-            if timeout.timed_out() {
+                .wait_timeout(state, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if active.elapsed() >= shared.wait {
                 drop(state);
                 consumer.idle()?;
+                active = Instant::now();
                 state = shared.lock();
             }
         };
         drop(state);
         shared.changed.notify_all();
         consumer.take(&chunk)?;
+        active = Instant::now();
     }
 }
 
