@@ -55,11 +55,13 @@ pub fn task_depth(n: u32) -> Option<usize> {
 }
 
 /// Pushes the boards of `problem` after `start_after` into `consumer` as encoded entries, in
-/// lexicographic order, produced by `plan.threads` workers on prefix tasks of length `depth`.
-/// Returns `Break` when the consumer stopped the stream.
+/// lexicographic order, at most `limit` of them (if given), produced by `plan.threads`
+/// workers on prefix tasks of length `depth`. Returns `Break` when the consumer stopped the
+/// stream.
 pub fn produce<C: Consumer>(
     problem: &Problem,
     start_after: Option<&[u8]>,
+    limit: Option<u64>,
     depth: usize,
     encoder: &BoardEncoder,
     plan: Plan,
@@ -82,7 +84,11 @@ pub fn produce<C: Consumer>(
         for _ in 0..plan.threads.max(1) {
             scope.spawn(|| work(problem, start_after, &tasks, encoder, &shared));
         }
-        let flow = merge(&tasks, &shared, consumer);
+        let out = Output {
+            entry_len: encoder.entry_len(),
+            remaining: limit.unwrap_or(u64::MAX),
+        };
+        let flow = merge(&tasks, &shared, out, consumer);
         shared.stop.store(true, Ordering::Relaxed);
         shared.changed.notify_all();
         flow
@@ -291,9 +297,25 @@ impl Sink for TaskSink<'_> {
     }
 }
 
+/// What the merger still hands on.
+struct Output {
+    /// Bytes of one board's entry.
+    entry_len: usize,
+    /// Boards left before the limit.
+    remaining: u64,
+}
+
 /// The merger: hands the head task's chunks to the consumer in order until every task is
-/// done or the consumer stops.
-fn merge<C: Consumer>(tasks: &Tasks, shared: &Shared, consumer: &mut C) -> ControlFlow<()> {
+/// done, the limit is reached, or the consumer stops.
+fn merge<C: Consumer>(
+    tasks: &Tasks,
+    shared: &Shared,
+    mut out: Output,
+    consumer: &mut C,
+) -> ControlFlow<()> {
+    // When the consumer last got bytes or an idle call: other workers' publishes wake the
+    // merger too, and must not postpone the idle call while the head task is quiet.
+    let mut active = Instant::now();
     loop {
         let mut state = shared.lock();
         let chunk = loop {
@@ -313,20 +335,29 @@ fn merge<C: Consumer>(tasks: &Tasks, shared: &Shared, consumer: &mut C) -> Contr
                     continue;
                 }
             }
-            let (next, timeout) = shared
+            let wait = shared.wait.saturating_sub(active.elapsed());
+            state = shared
                 .changed
-                .wait_timeout(state, shared.wait)
-                .unwrap_or_else(|e| e.into_inner());
-            state = next;
-            if timeout.timed_out() {
+                .wait_timeout(state, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if active.elapsed() >= shared.wait {
                 drop(state);
                 consumer.idle()?;
+                active = Instant::now();
                 state = shared.lock();
             }
         };
         drop(state);
         shared.changed.notify_all();
+        let boards = (chunk.len() / out.entry_len) as u64;
+        if boards >= out.remaining {
+            let end = out.remaining as usize * out.entry_len;
+            return consumer.take(&chunk[..end]);
+        }
+        out.remaining -= boards;
         consumer.take(&chunk)?;
+        active = Instant::now();
     }
 }
 
@@ -392,8 +423,23 @@ mod tests {
                     };
                     let mut got = Collect(Vec::new());
                     let depth = task_depth(n).unwrap();
-                    let flow = produce(&problem, after.as_deref(), depth, &encoder, plan, &mut got);
+                    let after = after.as_deref();
+                    let flow = produce(&problem, after, None, depth, &encoder, plan, &mut got);
                     assert!(flow.is_continue());
+                    // A limit cuts the same stream at that many boards.
+                    let limit = (expected.1.len() / encoder.entry_len() / 3) as u64;
+                    let mut cut = Collect(Vec::new());
+                    let flow = produce(
+                        &problem,
+                        after,
+                        Some(limit),
+                        depth,
+                        &encoder,
+                        plan,
+                        &mut cut,
+                    );
+                    assert!(flow.is_continue());
+                    assert!(cut.0 == expected.1[..limit as usize * encoder.entry_len()]);
                     assert!(
                         got.0 == expected.1,
                         "n={n} fixed={fixed:?} fundamental={fundamental} after={after:?} \
@@ -427,7 +473,7 @@ mod tests {
             wait: Duration::from_millis(5),
         };
         let encoder = BoardEncoder::new(14, true);
-        let flow = produce(&problem, None, 3, &encoder, plan, &mut StopAfter(3));
+        let flow = produce(&problem, None, None, 3, &encoder, plan, &mut StopAfter(3));
         assert!(flow.is_break());
     }
 }

@@ -116,11 +116,12 @@ impl QueensService {
     }
 
     /// The prefix depth to produce `job` in parallel at, or `None` for the sequential search:
-    /// parallel when there are several worker threads and the whole search is wanted (no
-    /// `limit`, whose speculative work would be wasted, and no `shard`, whose numbering each
-    /// task would have to redo) on a board big enough to split.
+    /// parallel when there are several worker threads, no `shard` (whose numbering each task
+    /// would have to redo), no `limit` below [`PARALLEL_MIN_LIMIT`] (a small page would
+    /// waste the workers' speculative boards), on a board big enough to split.
     fn parallel_depth(&self, job: &Enumeration) -> Option<usize> {
-        let whole = job.limit.is_none() && job.problem.shard().parts() == 1;
+        let big = job.limit.is_none_or(|l| l >= PARALLEL_MIN_LIMIT);
+        let whole = big && job.problem.shard().parts() == 1;
         (whole && self.config.produce_threads > 1)
             .then(|| produce::task_depth(job.problem.n()))
             .flatten()
@@ -162,6 +163,11 @@ impl QueensService {
         })
     }
 }
+
+/// Smallest `limit` a stream is produced in parallel for: the workers may encode up to the
+/// reorder buffer's worth of boards past the limit (4 MiB, 230,000 compact boards of
+/// n = 14), which is waste next to a small page but noise next to 65,536 boards and more.
+const PARALLEL_MIN_LIMIT: u64 = 1 << 16;
 
 /// The fixed queens of a request.
 fn squares(fixed: &[crate::pb::Square]) -> Vec<Square> {
@@ -264,7 +270,8 @@ impl Queens for QueensService {
             let flow = match parallel {
                 Some(depth) => {
                     let encoder = sink.encoder.clone();
-                    produce::produce(&job.problem, after, depth, &encoder, plan, &mut sink)
+                    let limit = job.limit;
+                    produce::produce(&job.problem, after, limit, depth, &encoder, plan, &mut sink)
                 }
                 None => solver::enumerate(&job.problem, after, job.limit, &mut sink),
             };
