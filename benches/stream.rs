@@ -168,14 +168,14 @@ async fn drain(url: &str, n: u32, compact: bool, batch_size: u32) -> (u64, f64) 
 }
 
 /// The server's settings: the defaults, with `QUEENS_PRODUCE_THREADS` overriding the worker
-/// threads of a stream (1: the sequential producer) to compare the two.
+/// threads of a stream (1: the sequential producer) and `QUEENS_CHANNEL_MESSAGES` the
+/// messages a stream buffers, to compare them.
 fn config() -> Config {
     let defaults = Config::default();
-    let threads = std::env::var("QUEENS_PRODUCE_THREADS").ok();
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
     Config {
-        produce_threads: threads
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(defaults.produce_threads),
+        produce_threads: var("QUEENS_PRODUCE_THREADS").unwrap_or(defaults.produce_threads),
+        channel_messages: var("QUEENS_CHANNEL_MESSAGES").unwrap_or(defaults.channel_messages),
         ..defaults
     }
 }
