@@ -97,14 +97,7 @@ async fn sigterm_ends_a_stream_nobody_reads_within_the_grace() {
     let mut server = ServerProcess::start(&["--shutdown-grace", "2"]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
     // Open a stream of n = 16 with rows and never read it past the first message.
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 16,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 16, false).await;
     assert!(stream.message().await.unwrap().is_some());
     let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10)))
         .await
@@ -118,15 +111,7 @@ async fn sigterm_ends_a_stream_nobody_reads_within_the_grace() {
 async fn sigterm_ends_a_read_stream_with_unavailable() {
     let mut server = ServerProcess::start(&[]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 18,
-            compact: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
     let pid = server.pid();
     let waiter = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(15)));
@@ -170,15 +155,7 @@ async fn after_sigterm_new_calls_are_refused() {
     let mut server = ServerProcess::start(&["--shutdown-grace", "3"]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
     // An open stream keeps the server in its grace period after SIGTERM.
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 18,
-            compact: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
     let pid = server.pid();
     let _ = std::process::Command::new("kill")

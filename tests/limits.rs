@@ -31,15 +31,7 @@ fn rss_kib(pid: u32) -> u64 {
 async fn searches_beyond_the_cap_are_refused_at_once() {
     let server = ServerProcess::start(&["--max-searches", "1"]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 18,
-            compact: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
     // The open stream holds the only slot, even while its producer waits for the reader.
     let started = Instant::now();
@@ -88,15 +80,7 @@ async fn searches_end_at_the_servers_time_limit() {
         status.message().contains("--max-search-seconds"),
         "{status:?}"
     );
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 18,
-            compact: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 18, true).await;
     let status = loop {
         match stream.message().await {
             Ok(Some(_)) => continue,
@@ -256,14 +240,7 @@ async fn a_slow_reader_keeps_memory_flat() {
     let pid = server.pid();
     let idle = rss_kib(pid);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let mut stream = client
-        .enumerate(EnumerateRequest {
-            n: 16,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = common::open_stream(&mut client, 16, false).await;
     let mut peak = idle;
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {

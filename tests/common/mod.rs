@@ -129,6 +129,24 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Opens an Enumerate stream of the n×n board (`compact` or with rows).
+pub async fn open_stream(
+    client: &mut queens::pb::queens_client::QueensClient<tonic::transport::Channel>,
+    n: u32,
+    compact: bool,
+) -> tonic::Streaming<queens::pb::EnumerateResponse> {
+    let request = queens::pb::EnumerateRequest {
+        n,
+        compact,
+        ..Default::default()
+    };
+    client
+        .enumerate(request)
+        .await
+        .expect("stream opens")
+        .into_inner()
+}
+
 /// Runs the built `queens` binary with `args`; returns (exit code, stdout, stderr).
 pub fn queens_cli(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_queens"))
