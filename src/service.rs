@@ -169,8 +169,8 @@ impl QueensService {
 /// n = 14), which is waste next to a small page but noise next to 65,536 boards and more.
 const PARALLEL_MIN_LIMIT: u64 = 1 << 16;
 
-/// The fixed queens of a request.
-fn squares(fixed: &[crate::pb::Square]) -> Vec<Square> {
+/// The fixed queens of a request, as the solver takes them.
+pub fn squares(fixed: &[crate::pb::Square]) -> Vec<Square> {
     fixed
         .iter()
         .map(|s| Square {
@@ -180,8 +180,8 @@ fn squares(fixed: &[crate::pb::Square]) -> Vec<Square> {
         .collect()
 }
 
-/// The shard of a request (absent: the whole search).
-fn shard(shard: Option<&crate::pb::Shard>) -> Shard {
+/// The shard of a request, as the solver takes it (absent: the whole search).
+pub fn shard(shard: Option<&crate::pb::Shard>) -> Shard {
     shard.map_or(Shard::WHOLE, |s| Shard {
         index: s.index,
         count: s.count,

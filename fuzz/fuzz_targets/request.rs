@@ -24,6 +24,7 @@
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 use queens::pb;
+use queens::service;
 use queens::solver::{self, Counts, Problem, QueryError, Shard, Sink, Square};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
@@ -50,8 +51,8 @@ fuzz_target!(|data: &[u8]| {
 
 /// A Count call: validated like the service's `count_problem`, then counted two ways.
 fn count_request(req: &pb::CountRequest) {
-    let fixed = squares(&req.fixed);
-    let shard = shard(req.shard.as_ref());
+    let fixed = service::squares(&req.fixed);
+    let shard = service::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, false, shard) else {
         return;
     };
@@ -93,8 +94,8 @@ fn count_request(req: &pb::CountRequest) {
 /// An Enumerate call: validated like the service's `enumeration`, then enumerated into a
 /// checking sink and compared with the oracle.
 fn enumerate_request(req: &pb::EnumerateRequest) {
-    let fixed = squares(&req.fixed);
-    let shard = shard(req.shard.as_ref());
+    let fixed = service::squares(&req.fixed);
+    let shard = service::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, req.fundamental, shard) else {
         return;
     };
@@ -226,25 +227,6 @@ fn validate(n: u32, fixed: &[Square], fundamental: bool, shard: Shard) -> Option
 fn with_shard(problem: &Problem, fixed: &[Square], shard: Shard) -> Problem {
     Problem::with_max_n(problem.n(), fixed, problem.fundamental(), shard, MAX_FUZZ_N)
         .expect("same question, valid shard")
-}
-
-/// The fixed queens of a request, as the service maps them.
-fn squares(fixed: &[pb::Square]) -> Vec<Square> {
-    fixed
-        .iter()
-        .map(|s| Square {
-            row: s.row,
-            column: s.column,
-        })
-        .collect()
-}
-
-/// The shard of a request, as the service maps it (absent: the whole search).
-fn shard(shard: Option<&pb::Shard>) -> Shard {
-    shard.map_or(Shard::WHOLE, |s| Shard {
-        index: s.index,
-        count: s.count,
-    })
 }
 
 /// Counts with the search the service uses and with the fast path (in that order).
