@@ -73,6 +73,11 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
 /// tuple's image needs 75% more): the bottom row's queen nearest a corner, then one side
 /// queen as low as can be; ties go to the lower symmetry number.
 fn fastest_image(n: u32, queens: &[Square]) -> Vec<Square> {
+    fastest_image_in(n, queens, &[0, 1, 2, 3, 4, 5, 6, 7])
+}
+
+/// [`fastest_image`] among the images by the symmetries `group` only.
+fn fastest_image_in(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
     let last = n - 1;
     let key = |image: &[Square]| {
         let edges = edges_of(n, image).unwrap_or_default();
@@ -80,8 +85,9 @@ fn fastest_image(n: u32, queens: &[Square]) -> Vec<Square> {
         let lowest_side = u32::from(edges[2].max(edges[3]));
         (bottom.min(last - bottom), last - lowest_side)
     };
-    (0..8)
-        .map(|g| {
+    group
+        .iter()
+        .map(|&g| {
             queens
                 .iter()
                 .map(|&q| transform(n, g, q))
@@ -89,6 +95,99 @@ fn fastest_image(n: u32, queens: &[Square]) -> Vec<Square> {
         })
         .min_by_key(|image| key(image))
         .unwrap_or_else(|| queens.to_vec())
+}
+
+/// The symmetries (numbers as in [`transform`]) that map the set `fixed` to itself; always
+/// holds the identity.
+pub(super) fn symmetries_of(n: u32, fixed: &[Square]) -> Vec<u8> {
+    let mut sorted = fixed.to_vec();
+    sorted.sort();
+    (0..8)
+        .filter(|&g| {
+            let mut image: Vec<Square> = fixed.iter().map(|&q| transform(n, g, q)).collect();
+            image.sort();
+            image == sorted
+        })
+        .collect()
+}
+
+/// A board to count for a fixed set: the fixed queens plus one border constellation, and how
+/// many boards of its orbit it stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Weighted {
+    /// The fixed queens and the constellation's queens, without repeats.
+    pub(super) queens: Vec<Square>,
+    /// Size of the constellation's orbit under the fixed set's symmetries.
+    pub(super) orbit: u64,
+}
+
+/// The border constellations that fit the queens `fixed` (no two attack each other), one per
+/// orbit of `group` (symmetries mapping `fixed` to itself, from [`symmetries_of`]), each in
+/// its fastest image within the group. Each solution holding `fixed` has exactly one
+/// constellation, and symmetric constellations have equally many completions, so the
+/// completions of these boards, each times its orbit, add up to the count.
+pub(super) fn representatives_under(n: u32, fixed: &[Square], group: &[u8]) -> Vec<Weighted> {
+    let n8 = n as u8;
+    let mut out = Vec::new();
+    for a in 0..n8 {
+        for b in 0..n8 {
+            for c in 0..n8 {
+                for d in 0..n8 {
+                    let edges = [a, b, c, d];
+                    let queens = queens_of(n, edges);
+                    if !peaceful(&queens) || !fits(&queens, fixed) {
+                        continue;
+                    }
+                    let mut stabilizer = 0;
+                    let mut least = true;
+                    for &g in group {
+                        let image: Vec<Square> =
+                            queens.iter().map(|&q| transform(n, g, q)).collect();
+                        match edges_of(n, &image).map(|e| e.cmp(&edges)) {
+                            Some(std::cmp::Ordering::Less) => least = false,
+                            Some(std::cmp::Ordering::Equal) => stabilizer += 1,
+                            _ => {}
+                        }
+                    }
+                    if least {
+                        let image = fastest_image_in(n, &queens, group);
+                        out.push(Weighted {
+                            queens: with_fixed(&image, fixed),
+                            orbit: (group.len() / stabilizer) as u64,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether each of `queens` is one of `fixed` or attacks none of them.
+fn fits(queens: &[Square], fixed: &[Square]) -> bool {
+    queens.iter().all(|q| {
+        fixed.iter().all(|f| {
+            let dr = f.row.abs_diff(q.row);
+            let dc = f.column.abs_diff(q.column);
+            f == q || (dr != 0 && dc != 0 && dr != dc)
+        })
+    })
+}
+
+/// Whether no two of `queens` attack each other.
+pub(super) fn all_peaceful(queens: &[Square]) -> bool {
+    peaceful(queens)
+}
+
+/// `queens` and `fixed` together, without repeats.
+fn with_fixed(queens: &[Square], fixed: &[Square]) -> Vec<Square> {
+    let mut all = fixed.to_vec();
+    for q in queens {
+        if !all.contains(q) {
+            all.push(*q);
+        }
+    }
+    all
 }
 
 /// The distinct squares named by `edges`.

@@ -1,7 +1,7 @@
 //! The fast counter against OEIS, the plain search and the naive oracle: every thread count,
 //! shard splits, fixed queens, cancellation, overflow.
 
-use super::constellation::{self, transform};
+use super::constellation::{self, symmetries_of, transform};
 use super::{Partial, count_fast, count_parallel};
 use crate::solver::naive;
 use crate::solver::{CountError, Counts, Problem, Shard, Square, count};
@@ -172,6 +172,103 @@ fn fixed_queens_match_the_search_and_the_oracle() {
             "round {round}: {parts} parts"
         );
     }
+}
+
+/// The completions of `fixed` on an n x n board, by the naive oracle.
+fn oracle_count(n: u32, fixed: &[Square]) -> u64 {
+    naive::solutions(n as usize)
+        .iter()
+        .filter(|b| {
+            fixed
+                .iter()
+                .all(|q| u32::from(b[q.row as usize]) == q.column)
+        })
+        .count() as u64
+}
+
+/// `seed` and its images under the symmetries in `group`, without repeats.
+fn closure(n: u32, seed: &[Square], group: &[u8]) -> Vec<Square> {
+    let mut all: Vec<Square> = Vec::new();
+    for &g in group {
+        for &q in seed {
+            let image = transform(n, g, q);
+            if !all.contains(&image) {
+                all.push(image);
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn symmetric_fixed_sets_match_the_search() {
+    // A peaceful set with four or more symmetries is a pinwheel: queens closed under the
+    // quarter turns, with the centre queen or not on odd boards (mirrors would pair queens
+    // in one row). Every pinwheel of one square's orbit, n = 6..12; the plain search is the
+    // reference (itself checked against the oracle above), and the oracle too for n <= 10.
+    const ROTATIONS: [u8; 4] = [0, 3, 6, 7];
+    let mut with_completions = 0;
+    for n in 6..=12u32 {
+        let centre = Square {
+            row: n / 2,
+            column: n / 2,
+        };
+        for square in 0..n * n {
+            let seed = Square {
+                row: square / n,
+                column: square % n,
+            };
+            let mut sets = vec![closure(n, &[seed], &ROTATIONS)];
+            if n % 2 == 1 && seed != centre {
+                sets.push(closure(n, &[seed, centre], &ROTATIONS));
+            }
+            for fixed in sets {
+                if !constellation::all_peaceful(&fixed) {
+                    continue;
+                }
+                assert!(symmetries_of(n, &fixed).len() >= 4, "{fixed:?}");
+                let whole = problem(n, &fixed, Shard::WHOLE);
+                let expected = count(&whole, &never()).expect("count");
+                if n <= 10 {
+                    assert_eq!(expected.solutions, oracle_count(n, &fixed), "{fixed:?}");
+                }
+                with_completions += usize::from(expected.solutions > 0);
+                for threads in [1, 2] {
+                    assert_eq!(fast(&whole, threads), expected, "n = {n}, {fixed:?}");
+                }
+                let parts = 1 + square % 7;
+                assert_eq!(
+                    sum_of_parts(n, &fixed, parts, 1),
+                    expected,
+                    "{parts} parts of {fixed:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        with_completions >= 20,
+        "only {with_completions} sets with completions"
+    );
+}
+
+#[test]
+fn a_centre_queen_matches_the_search_on_larger_boards() {
+    for n in [11u32, 13] {
+        let centre = [Square {
+            row: n / 2,
+            column: n / 2,
+        }];
+        assert_eq!(symmetries_of(n, &centre).len(), 8);
+        let whole = problem(n, &centre, Shard::WHOLE);
+        let expected = count(&whole, &never()).expect("count");
+        assert_eq!(fast(&whole, 2), expected, "n = {n}");
+        assert_eq!(sum_of_parts(n, &centre, 6, 2), expected, "n = {n} in parts");
+    }
+    // A set only a half turn maps to itself keeps the plain split, and still agrees.
+    let pair = [Square { row: 2, column: 5 }, Square { row: 10, column: 7 }];
+    assert_eq!(symmetries_of(13, &pair), vec![0, 3]);
+    let whole = problem(13, &pair, Shard::WHOLE);
+    assert_eq!(fast(&whole, 2), count(&whole, &never()).expect("count"));
 }
 
 #[test]
