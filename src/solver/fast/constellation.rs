@@ -12,6 +12,9 @@ use crate::solver::Square;
 /// 0, row in column n-1); a board's constellations are compared as these tuples.
 type Edges = [u8; 4];
 
+/// All eight symmetries, numbered as in [`transform`].
+const ALL: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
 /// One constellation per orbit of the symmetry group, with what the count needs of its orbit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Constellation {
@@ -27,20 +30,32 @@ pub(super) struct Constellation {
 /// The representatives (least edge tuple of their orbit) of `n`×`n` boards, `n` at least 2,
 /// in increasing order of the tuple.
 pub(super) fn representatives(n: u32) -> Vec<Constellation> {
-    let n8 = n as u8;
-    let mut out = Vec::new();
-    for a in 0..n8 {
-        for b in 0..n8 {
-            for c in 0..n8 {
-                for d in 0..n8 {
-                    if let Some(found) = representative(n, [a, b, c, d]) {
-                        out.push(found);
-                    }
-                }
-            }
+    edge_tuples(n)
+        .filter_map(|edges| representative(n, edges))
+        .collect()
+}
+
+/// Every edge tuple of an `n`×`n` board, in increasing order.
+fn edge_tuples(n: u32) -> impl Iterator<Item = Edges> {
+    let n = n as u8;
+    (0..n).flat_map(move |a| {
+        (0..n).flat_map(move |b| (0..n).flat_map(move |c| (0..n).map(move |d| [a, b, c, d])))
+    })
+}
+
+/// When the constellation `queens` (with edge tuple `edges`) has the least tuple of its orbit
+/// under the symmetries `group`: how many of them map it to itself.
+fn stabilizer_if_least(n: u32, queens: &[Square], edges: Edges, group: &[u8]) -> Option<u64> {
+    let mut stabilizer = 0;
+    for &g in group {
+        let image: Vec<Square> = queens.iter().map(|&q| transform(n, g, q)).collect();
+        match edges_of(n, &image)?.cmp(&edges) {
+            std::cmp::Ordering::Less => return None,
+            std::cmp::Ordering::Equal => stabilizer += 1,
+            std::cmp::Ordering::Greater => {}
         }
     }
-    out
+    Some(stabilizer)
 }
 
 /// The constellation of `edges` when its queens do not attack each other and it is the least
@@ -50,20 +65,11 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
     if !peaceful(&queens) {
         return None;
     }
-    let mut stabilizer = 0;
-    for g in 0..8 {
-        let image: Vec<Square> = queens.iter().map(|&q| transform(n, g, q)).collect();
-        let image = edges_of(n, &image)?;
-        match image.cmp(&edges) {
-            std::cmp::Ordering::Less => return None,
-            std::cmp::Ordering::Equal => stabilizer += 1,
-            std::cmp::Ordering::Greater => {}
-        }
-    }
+    let stabilizer = stabilizer_if_least(n, &queens, edges, &ALL)?;
     let half_turn: Vec<Square> = queens.iter().map(|&q| transform(n, 3, q)).collect();
     Some(Constellation {
         rotational: edges_of(n, &half_turn) == Some(edges),
-        queens: fastest_image(n, &queens),
+        queens: fastest_image(n, &queens, &ALL),
         stabilizer,
     })
 }
@@ -71,13 +77,9 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
 /// The image of a constellation that the top-down search completes fastest, by a rule
 /// measured on n = 12..15 (within 8% of the best image's node count, where the least
 /// tuple's image needs 75% more): the bottom row's queen nearest a corner, then one side
-/// queen as low as can be; ties go to the lower symmetry number.
-fn fastest_image(n: u32, queens: &[Square]) -> Vec<Square> {
-    fastest_image_in(n, queens, &[0, 1, 2, 3, 4, 5, 6, 7])
-}
-
-/// [`fastest_image`] among the images by the symmetries `group` only.
-fn fastest_image_in(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
+/// queen as low as can be; ties go to the lower symmetry number. Only the images by the
+/// symmetries in `group` are candidates.
+fn fastest_image(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
     let last = n - 1;
     let key = |image: &[Square]| {
         let edges = edges_of(n, image).unwrap_or_default();
@@ -102,7 +104,7 @@ fn fastest_image_in(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
 pub(super) fn symmetries_of(n: u32, fixed: &[Square]) -> Vec<u8> {
     let mut sorted = fixed.to_vec();
     sorted.sort();
-    (0..8)
+    ALL.into_iter()
         .filter(|&g| {
             let mut image: Vec<Square> = fixed.iter().map(|&q| transform(n, g, q)).collect();
             image.sort();
@@ -127,56 +129,22 @@ pub(super) struct Weighted {
 /// constellation, and symmetric constellations have equally many completions, so the
 /// completions of these boards, each times its orbit, add up to the count.
 pub(super) fn representatives_under(n: u32, fixed: &[Square], group: &[u8]) -> Vec<Weighted> {
-    let n8 = n as u8;
-    let mut out = Vec::new();
-    for a in 0..n8 {
-        for b in 0..n8 {
-            for c in 0..n8 {
-                for d in 0..n8 {
-                    let edges = [a, b, c, d];
-                    let queens = queens_of(n, edges);
-                    if !peaceful(&queens) || !fits(&queens, fixed) {
-                        continue;
-                    }
-                    let mut stabilizer = 0;
-                    let mut least = true;
-                    for &g in group {
-                        let image: Vec<Square> =
-                            queens.iter().map(|&q| transform(n, g, q)).collect();
-                        match edges_of(n, &image).map(|e| e.cmp(&edges)) {
-                            Some(std::cmp::Ordering::Less) => least = false,
-                            Some(std::cmp::Ordering::Equal) => stabilizer += 1,
-                            _ => {}
-                        }
-                    }
-                    if least {
-                        let image = fastest_image_in(n, &queens, group);
-                        out.push(Weighted {
-                            queens: with_fixed(&image, fixed),
-                            orbit: (group.len() / stabilizer) as u64,
-                        });
-                    }
-                }
+    edge_tuples(n)
+        .filter_map(|edges| {
+            let queens = queens_of(n, edges);
+            let fits = queens
+                .iter()
+                .all(|q| fixed.iter().all(|f| f == q || !attack(f, q)));
+            if !fits || !peaceful(&queens) {
+                return None;
             }
-        }
-    }
-    out
-}
-
-/// Whether each of `queens` is one of `fixed` or attacks none of them.
-fn fits(queens: &[Square], fixed: &[Square]) -> bool {
-    queens.iter().all(|q| {
-        fixed.iter().all(|f| {
-            let dr = f.row.abs_diff(q.row);
-            let dc = f.column.abs_diff(q.column);
-            f == q || (dr != 0 && dc != 0 && dr != dc)
+            let stabilizer = stabilizer_if_least(n, &queens, edges, group)?;
+            Some(Weighted {
+                queens: with_fixed(&fastest_image(n, &queens, group), fixed),
+                orbit: group.len() as u64 / stabilizer,
+            })
         })
-    })
-}
-
-/// Whether no two of `queens` attack each other.
-pub(super) fn all_peaceful(queens: &[Square]) -> bool {
-    peaceful(queens)
+        .collect()
 }
 
 /// `queens` and `fixed` together, without repeats.
@@ -209,14 +177,19 @@ fn queens_of(n: u32, [a, b, c, d]: Edges) -> Vec<Square> {
 }
 
 /// Whether no two of `queens` share a row, a column or a diagonal.
-fn peaceful(queens: &[Square]) -> bool {
-    queens.iter().enumerate().all(|(i, p)| {
-        queens[i + 1..].iter().all(|q| {
-            let dr = p.row.abs_diff(q.row);
-            let dc = p.column.abs_diff(q.column);
-            dr != 0 && dc != 0 && dr != dc
-        })
-    })
+pub(super) fn peaceful(queens: &[Square]) -> bool {
+    queens
+        .iter()
+        .enumerate()
+        .all(|(i, p)| queens[i + 1..].iter().all(|q| !attack(p, q)))
+}
+
+/// Whether queens on `p` and `q` share a row, a column or a diagonal (a square shares all
+/// of them with itself).
+fn attack(p: &Square, q: &Square) -> bool {
+    let dr = p.row.abs_diff(q.row);
+    let dc = p.column.abs_diff(q.column);
+    dr == 0 || dc == 0 || dr == dc
 }
 
 /// The edge tuple of a peaceful set of queens holding every edge line.

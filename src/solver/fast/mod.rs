@@ -25,8 +25,8 @@ mod constellation;
 mod tests;
 
 use self::board::{Board, State};
-use self::constellation::{Constellation, Weighted};
-use crate::solver::{CountError, Counts, Problem, count as count_by_search};
+use self::constellation::Constellation;
+use crate::solver::{CountError, Counts, Problem, Shard, count as count_by_search};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -36,8 +36,9 @@ const MIN_N: u32 = 6;
 
 /// Fixed queens that this many symmetries map to themselves are counted through border
 /// constellations, one per orbit of those symmetries. Measured: a centre queen (8
-/// symmetries) counts 2.5x (n = 15) and 4.7x (n = 17) faster so; with 2 symmetries the two
-/// ways were within 10% of each other, either way round, so those keep the plain split.
+/// symmetries) counts 2.5x (n = 15) and 4.7x (n = 17) faster so. Sets with 2 symmetries gained
+/// nothing: 9% faster, 5-11% slower, and 2.7x slower on a set the plain split counts in 4 ms
+/// (n = 15), so those keep the plain split.
 const MIN_SYMMETRIES: usize = 4;
 
 /// With fixed queens, the subproblem split deepens until it has this many subproblems (or
@@ -101,63 +102,52 @@ pub fn count_with_progress(
         });
         return Ok(counts);
     }
-    let shard = problem.shard();
-    let mine = |i: usize| i % shard.parts() as usize == shard.index as usize;
+    let (n, shard) = (problem.n(), problem.shard());
     if problem.fixed().is_empty() {
-        let all = constellation::representatives(problem.n());
-        let jobs: Vec<&Constellation> = all
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| mine(*i))
-            .map(|(_, c)| c)
-            .collect();
-        let total = run(&jobs, threads, cancel, progress, |c| {
-            constellation_counts(problem.n(), c, cancel)
+        let all = constellation::representatives(n);
+        let total = run(&in_shard(&all, shard), threads, cancel, progress, |c| {
+            constellation_counts(n, c, cancel)
         })?;
-        Ok(Counts {
+        return Ok(Counts {
             solutions: total.solutions,
             fundamental: Some(total.classes),
-        })
-    } else if let Some(group) = symmetries(problem) {
-        let all = constellation::representatives_under(problem.n(), problem.fixed(), &group);
-        let jobs: Vec<&Weighted> = all
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| mine(*i))
-            .map(|(_, w)| w)
-            .collect();
-        let total = run(&jobs, threads, cancel, progress, |w| {
-            let completions = Board::new(problem.n(), &w.queens).count(Board::root(), cancel)?;
+        });
+    }
+    let total = if let Some(group) = symmetries(problem) {
+        let all = constellation::representatives_under(n, problem.fixed(), &group);
+        run(&in_shard(&all, shard), threads, cancel, progress, |w| {
+            let completions = Board::new(n, &w.queens).count(Board::root(), cancel)?;
             Ok(Partial {
                 solutions: completions
                     .checked_mul(w.orbit)
                     .ok_or(CountError::Overflow)?,
                 classes: 0,
             })
-        })?;
-        Ok(Counts {
-            solutions: total.solutions,
-            fundamental: None,
-        })
+        })?
     } else {
-        let board = Board::new(problem.n(), problem.fixed());
-        let jobs: Vec<State> = split(&board)
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| mine(*i))
-            .map(|(_, s)| s)
-            .collect();
-        let total = run(&jobs, threads, cancel, progress, |s| {
+        let board = Board::new(n, problem.fixed());
+        let states = split(&board);
+        run(&in_shard(&states, shard), threads, cancel, progress, |s| {
             Ok(Partial {
-                solutions: board.count(*s, cancel)?,
+                solutions: board.count(**s, cancel)?,
                 classes: 0,
             })
-        })?;
-        Ok(Counts {
-            solutions: total.solutions,
-            fundamental: None,
-        })
-    }
+        })?
+    };
+    Ok(Counts {
+        solutions: total.solutions,
+        fundamental: None,
+    })
+}
+
+/// The subproblems of `all` that make up `shard`: those whose index is the part's index
+/// modulo the number of parts.
+fn in_shard<T>(all: &[T], shard: Shard) -> Vec<&T> {
+    let parts = shard.parts() as usize;
+    all.iter()
+        .skip(shard.index as usize)
+        .step_by(parts)
+        .collect()
 }
 
 /// The symmetries of the board that map the problem's fixed queens to themselves, when
@@ -165,7 +155,7 @@ pub fn count_with_progress(
 /// count goes through border constellations, one per orbit of these symmetries.
 fn symmetries(problem: &Problem) -> Option<Vec<u8>> {
     let group = constellation::symmetries_of(problem.n(), problem.fixed());
-    (group.len() >= MIN_SYMMETRIES && constellation::all_peaceful(problem.fixed())).then_some(group)
+    (group.len() >= MIN_SYMMETRIES && constellation::peaceful(problem.fixed())).then_some(group)
 }
 
 /// Solutions and symmetry classes found by some subproblems.

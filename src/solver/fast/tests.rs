@@ -66,18 +66,19 @@ fn sum_of_parts(n: u32, fixed: &[Square], parts: u32, threads: usize) -> Counts 
     total
 }
 
+/// Asserts that `got` holds both OEIS counts of the n x n board.
+fn assert_oeis(n: u32, got: Counts, what: &str) {
+    let i = n as usize - 1;
+    assert_eq!(got.solutions, A000170[i], "n = {n}, {what}");
+    assert_eq!(got.fundamental, Some(A002562[i]), "n = {n}, {what}");
+}
+
 #[test]
 fn whole_boards_match_oeis_on_one_and_two_threads() {
     for threads in [1, 2] {
         for n in 1..=14u32 {
             let got = fast(&problem(n, &[], Shard::WHOLE), threads);
-            let i = n as usize - 1;
-            assert_eq!(got.solutions, A000170[i], "n = {n}, {threads} threads");
-            assert_eq!(
-                got.fundamental,
-                Some(A002562[i]),
-                "n = {n}, {threads} threads"
-            );
+            assert_oeis(n, got, &format!("{threads} threads"));
         }
     }
 }
@@ -86,8 +87,7 @@ fn whole_boards_match_oeis_on_one_and_two_threads() {
 fn the_single_thread_entry_point_matches_oeis() {
     for n in [6u32, 9, 12] {
         let got = count_fast(&problem(n, &[], Shard::WHOLE), &never()).expect("count");
-        assert_eq!(got.solutions, A000170[n as usize - 1]);
-        assert_eq!(got.fundamental, Some(A002562[n as usize - 1]));
+        assert_oeis(n, got, "one thread");
     }
 }
 
@@ -96,13 +96,7 @@ fn shard_parts_add_up_to_oeis() {
     for (n, parts) in [(8, 2), (8, 3), (10, 7), (11, 5), (12, 16), (13, 3), (14, 2)] {
         for threads in [1, 2] {
             let total = sum_of_parts(n, &[], parts, threads);
-            let i = n as usize - 1;
-            assert_eq!(total.solutions, A000170[i], "n = {n} in {parts} parts");
-            assert_eq!(
-                total.fundamental,
-                Some(A002562[i]),
-                "n = {n} in {parts} parts"
-            );
+            assert_oeis(n, total, &format!("{parts} parts"));
         }
     }
 }
@@ -144,14 +138,7 @@ fn fixed_queens_match_the_search_and_the_oracle() {
                 fixed.push(q);
             }
         }
-        let oracle = naive::solutions(n as usize)
-            .iter()
-            .filter(|b| {
-                fixed
-                    .iter()
-                    .all(|q| u32::from(b[q.row as usize]) == q.column)
-            })
-            .count() as u64;
+        let oracle = oracle_count(n, &fixed);
         let whole = problem(n, &fixed, Shard::WHOLE);
         let expected = count(&whole, &never()).expect("count");
         assert_eq!(
@@ -223,7 +210,7 @@ fn symmetric_fixed_sets_match_the_search() {
                 sets.push(closure(n, &[seed, centre], &ROTATIONS));
             }
             for fixed in sets {
-                if !constellation::all_peaceful(&fixed) {
+                if !constellation::peaceful(&fixed) {
                     continue;
                 }
                 assert!(symmetries_of(n, &fixed).len() >= 4, "{fixed:?}");
