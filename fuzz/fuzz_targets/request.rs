@@ -73,15 +73,7 @@ fn count_request(req: &pb::CountRequest) {
             fundamental: want.fundamental.map(|_| 0),
         };
         let mut sum = [zero; 2];
-        for index in 0..parts {
-            let part = with_shard(
-                &problem,
-                &fixed,
-                Shard {
-                    index,
-                    count: parts,
-                },
-            );
+        for part in all_parts(&problem, &fixed) {
             for (total, c) in sum.iter_mut().zip(counts(&part)) {
                 total.solutions += c.solutions;
                 total.fundamental = total.fundamental.zip(c.fundamental).map(|(a, b)| a + b);
@@ -146,17 +138,9 @@ fn enumerate_request(req: &pb::EnumerateRequest) {
         }
         if parts <= MAX_PARTS_CHECKED {
             let mut union = Vec::new();
-            for index in 0..parts {
-                let part = with_shard(
-                    &problem,
-                    &fixed,
-                    Shard {
-                        index,
-                        count: parts,
-                    },
-                );
+            for part in all_parts(&problem, &fixed) {
                 let boards = boards(&part, after, None);
-                if index == problem.shard().index {
+                if part.shard() == problem.shard() {
                     let cut = got.len().min(boards.len());
                     assert_eq!(got, boards[..cut], "limit cuts the part's own boards");
                 }
@@ -223,10 +207,14 @@ fn validate(n: u32, fixed: &[Square], fundamental: bool, shard: Shard) -> Option
     }
 }
 
-/// The same question with another shard.
-fn with_shard(problem: &Problem, fixed: &[Square], shard: Shard) -> Problem {
-    Problem::with_max_n(problem.n(), fixed, problem.fundamental(), shard, MAX_FUZZ_N)
-        .expect("same question, valid shard")
+/// Every part of `problem`'s shard split (its own part among them), asking the same question.
+fn all_parts(problem: &Problem, fixed: &[Square]) -> impl Iterator<Item = Problem> {
+    let count = problem.shard().count;
+    (0..count).map(move |index| {
+        let shard = Shard { index, count };
+        Problem::with_max_n(problem.n(), fixed, problem.fundamental(), shard, MAX_FUZZ_N)
+            .expect("same question, valid shard")
+    })
 }
 
 /// Counts with the search the service uses and with the fast path (in that order).

@@ -72,6 +72,18 @@ fn random_fixed(rng: &mut Rng, n: u32) -> Vec<Square> {
     fixed
 }
 
+/// A random size (1 to 9), and either `fundamental` or some fixed queens (never both).
+fn random_query(rng: &mut Rng) -> (u32, bool, Vec<Square>) {
+    let n = 1 + rng.below(9) as u32;
+    let fundamental = rng.below(3) == 0;
+    let fixed = if fundamental {
+        vec![]
+    } else {
+        random_fixed(rng, n)
+    };
+    (n, fundamental, fixed)
+}
+
 fn random_vector(rng: &mut Rng, n: u32) -> Vec<u8> {
     (0..n).map(|_| rng.below(n as u64) as u8).collect()
 }
@@ -165,13 +177,7 @@ fn attacking_fixed_queens_have_no_solutions() {
 fn start_after_and_limit_match_the_oracle() {
     let mut rng = Rng(2);
     for _ in 0..400 {
-        let n = 1 + rng.below(9) as u32;
-        let fundamental = rng.below(3) == 0;
-        let fixed = if fundamental {
-            vec![]
-        } else {
-            random_fixed(&mut rng, n)
-        };
+        let (n, fundamental, fixed) = random_query(&mut rng);
         let all = oracle(n as usize, &fixed, fundamental);
         let after = match (rng.below(2), all.is_empty()) {
             (0, false) => all[rng.below(all.len() as u64) as usize].clone(),
@@ -200,13 +206,7 @@ fn start_after_and_limit_match_the_oracle() {
 fn shards_partition_the_result_and_resume_within_themselves() {
     let mut rng = Rng(3);
     for _ in 0..150 {
-        let n = 1 + rng.below(9) as u32;
-        let fundamental = rng.below(3) == 0;
-        let fixed = if fundamental {
-            vec![]
-        } else {
-            random_fixed(&mut rng, n)
-        };
+        let (n, fundamental, fixed) = random_query(&mut rng);
         let count_parts = 1 + rng.below(40) as u32;
         let all = oracle(n as usize, &fixed, fundamental);
         let mut union = Vec::new();
@@ -405,13 +405,7 @@ fn invalid_questions_name_their_field() {
 fn prefix_tasks_in_order_make_up_the_whole_search() {
     let mut rng = Rng(11);
     for _ in 0..120 {
-        let n = 1 + rng.below(9) as u32;
-        let fundamental = rng.below(3) == 0;
-        let fixed = if fundamental {
-            vec![]
-        } else {
-            random_fixed(&mut rng, n)
-        };
+        let (n, fundamental, fixed) = random_query(&mut rng);
         let count_parts = 1 + rng.below(6) as u32;
         let shard = Shard {
             index: rng.below(u64::from(count_parts)) as u32,
