@@ -113,17 +113,9 @@ async fn sigterm_ends_a_read_stream_with_unavailable() {
     let mut client = queens::client::connect(&server.url()).await.unwrap();
     let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
-    let pid = server.pid();
     let waiter = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(15)));
-    let _ = pid;
     // Keep reading: the stream must end with UNAVAILABLE "server shutting down".
-    let status = loop {
-        match stream.message().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("the stream ended as if complete"),
-            Err(status) => break status,
-        }
-    };
+    let status = common::read_until_error(&mut stream, "the stream ended as if complete").await;
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
     assert!(status.message().contains("shutting down"), "{status:?}");
     let exit = waiter.await.unwrap().expect("exits");

@@ -81,13 +81,8 @@ async fn searches_end_at_the_servers_time_limit() {
         "{status:?}"
     );
     let mut stream = common::open_stream(&mut client, 18, true).await;
-    let status = loop {
-        match stream.message().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("n = 18 cannot finish in half a second"),
-            Err(status) => break status,
-        }
-    };
+    let status =
+        common::read_until_error(&mut stream, "n = 18 cannot finish in half a second").await;
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     // Both slots are free again.
     assert_eq!(

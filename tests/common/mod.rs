@@ -147,6 +147,20 @@ pub async fn open_stream(
         .into_inner()
 }
 
+/// Reads `stream` to its error status; panics with `complete` if it ends without one.
+pub async fn read_until_error(
+    stream: &mut tonic::Streaming<queens::pb::EnumerateResponse>,
+    complete: &str,
+) -> tonic::Status {
+    loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("{complete}"),
+            Err(status) => return status,
+        }
+    }
+}
+
 /// Runs the built `queens` binary with `args`; returns (exit code, stdout, stderr).
 pub fn queens_cli(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_queens"))
