@@ -20,15 +20,18 @@
 
 mod board;
 mod constellation;
+mod lanes;
 
 #[cfg(test)]
 mod tests;
 
 use self::board::{Board, State};
-use self::constellation::Constellation;
-use crate::solver::{CountError, Counts, Problem, Shard, count as count_by_search};
+use self::constellation::{Constellation, Weighted};
+use self::lanes::{Feed, Start};
+use crate::solver::{CountError, Counts, Problem, Shard, Square, count as count_by_search};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Boards below this size are counted by the plain search: they take microseconds, and
 /// below it a board has next to no constellations to split the work into.
@@ -78,11 +81,12 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Records one finished subproblem.
-    fn add(&self, part: Partial) {
+    /// Records one finished subproblem, and passes its counts on.
+    fn add(&self, part: Partial) -> Result<Partial, CountError> {
         self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
         self.classes.fetch_add(part.classes, Ordering::Relaxed);
         self.done.fetch_add(1, Ordering::Relaxed);
+        Ok(part)
     }
 }
 
@@ -99,15 +103,24 @@ pub fn count_with_progress(
         progress.add(Partial {
             solutions: counts.solutions,
             classes: counts.fundamental.unwrap_or(0),
-        });
+        })?;
         return Ok(counts);
     }
     let (n, shard) = (problem.n(), problem.shard());
     if problem.fixed().is_empty() {
         let all = constellation::representatives(n);
-        let total = run(&in_shard(&all, shard), threads, cancel, progress, |c| {
-            constellation_counts(n, c, cancel)
-        })?;
+        let mine = in_shard(&all, shard);
+        progress.total.store(mine.len() as u64, Ordering::Relaxed);
+        let total = count_boards(
+            n,
+            &mine,
+            |c| (!c.rotational).then_some(&c.queens),
+            |c| constellation_counts(n, c, cancel),
+            |c, all| weigh(c, all, 0),
+            threads,
+            cancel,
+            progress,
+        )?;
         return Ok(Counts {
             solutions: total.solutions,
             fundamental: Some(total.classes),
@@ -115,20 +128,33 @@ pub fn count_with_progress(
     }
     let total = if let Some(group) = symmetries(problem) {
         let all = constellation::representatives_under(n, problem.fixed(), &group);
-        run(&in_shard(&all, shard), threads, cancel, progress, |w| {
-            let completions = Board::new(n, &w.queens).count(Board::root(), cancel)?;
+        let mine = in_shard(&all, shard);
+        progress.total.store(mine.len() as u64, Ordering::Relaxed);
+        let weigh = |w: &Weighted, completions: u64| {
             Ok(Partial {
                 solutions: completions
                     .checked_mul(w.orbit)
                     .ok_or(CountError::Overflow)?,
                 classes: 0,
             })
-        })?
+        };
+        count_boards(
+            n,
+            &mine,
+            |w| Some(&w.queens),
+            |w| weigh(w, Board::new(n, &w.queens).count(Board::root(), cancel)?),
+            weigh,
+            threads,
+            cancel,
+            progress,
+        )?
     } else {
         let board = Board::new(n, problem.fixed());
         let states = split(&board);
-        run(&in_shard(&states, shard), threads, cancel, progress, |s| {
-            Ok(Partial {
+        let mine = in_shard(&states, shard);
+        progress.total.store(mine.len() as u64, Ordering::Relaxed);
+        run(&mine, threads, cancel, |s| {
+            progress.add(Partial {
                 solutions: board.count(**s, cancel)?,
                 classes: 0,
             })
@@ -185,25 +211,16 @@ impl Partial {
 /// before each job (the jobs poll it too while they run). The sum of
 /// non-negative parts overflows in some order exactly when it overflows in every order, so
 /// the answer does not depend on the schedule.
-fn run<J, F>(
-    jobs: &[J],
-    threads: usize,
-    cancel: &AtomicBool,
-    progress: &Progress,
-    job: F,
-) -> Result<Partial, CountError>
+fn run<J, F>(jobs: &[J], threads: usize, cancel: &AtomicBool, job: F) -> Result<Partial, CountError>
 where
     J: Sync,
     F: Fn(&J) -> Result<Partial, CountError> + Sync,
 {
-    progress.total.store(jobs.len() as u64, Ordering::Relaxed);
     let job = |j: &J| {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
-        let part = job(j)?;
-        progress.add(part);
-        Ok(part)
+        job(j)
     };
     if threads > 1
         && let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
@@ -217,6 +234,118 @@ where
     }
     jobs.iter()
         .try_fold(Partial::default(), |sum, j| sum.add(job(j)?))
+}
+
+/// The counts of boards with queens placed in advance (`items`, each recorded in `progress`
+/// as it finishes), on `threads` threads. The boards whose `queens` fit lockstep lanes are
+/// counted there, their completions turned into counts by `weigh`; the others, and those
+/// without `queens`, by `alone`. Each thread runs one set of lanes, and the sets take items
+/// from one queue, so no thread idles while items are left.
+#[allow(clippy::too_many_arguments)]
+fn count_boards<T: Sync>(
+    n: u32,
+    items: &[&T],
+    queens: impl Fn(&T) -> Option<&Vec<Square>> + Sync,
+    alone: impl Fn(&T) -> Result<Partial, CountError> + Sync,
+    weigh: impl Fn(&T, u64) -> Result<Partial, CountError> + Sync,
+    threads: usize,
+    cancel: &AtomicBool,
+    progress: &Progress,
+) -> Result<Partial, CountError> {
+    let queue = AtomicUsize::new(0);
+    let engines = vec![(); threads.max(1)];
+    run(&engines, threads, cancel, |()| {
+        let mut feed = BoardFeed {
+            n,
+            items,
+            queue: &queue,
+            queens: &queens,
+            alone: &alone,
+            weigh: &weigh,
+            progress,
+            pending: Vec::new(),
+            current: 0,
+            open: HashMap::new(),
+            total: Partial::default(),
+        };
+        lanes::count(n, &mut feed, cancel)?;
+        Ok(feed.total)
+    })
+}
+
+/// Completions of a board, in counts.
+type Weigh<'a, T> = dyn Fn(&T, u64) -> Result<Partial, CountError> + Sync + 'a;
+
+/// One set of lanes' view of [`count_boards`]: takes items from the shared queue, splits
+/// each into boards for the lanes, and adds up each item's counts once all its boards are in.
+struct BoardFeed<'a, T> {
+    n: u32,
+    items: &'a [&'a T],
+    queue: &'a AtomicUsize,
+    queens: &'a (dyn Fn(&T) -> Option<&Vec<Square>> + Sync),
+    alone: &'a (dyn Fn(&T) -> Result<Partial, CountError> + Sync),
+    weigh: &'a Weigh<'a, T>,
+    progress: &'a Progress,
+    /// Boards of item `current` not yet handed out.
+    pending: Vec<Start>,
+    current: usize,
+    /// Per item being counted: completions so far and boards still out.
+    open: HashMap<usize, (u64, usize)>,
+    /// Counts of the items this set finished.
+    total: Partial,
+}
+
+impl<T> BoardFeed<'_, T> {
+    /// Adds a finished item's counts.
+    fn finish(&mut self, part: Partial) -> Result<(), CountError> {
+        self.total = self.total.add(self.progress.add(part)?)?;
+        Ok(())
+    }
+}
+
+impl<T> Feed for BoardFeed<'_, T> {
+    fn next(&mut self) -> Result<Option<(usize, Start)>, CountError> {
+        loop {
+            if let Some(start) = self.pending.pop() {
+                return Ok(Some((self.current, start)));
+            }
+            let index = self.queue.fetch_add(1, Ordering::Relaxed);
+            let Some(&item) = self.items.get(index) else {
+                return Ok(None);
+            };
+            let laned =
+                (self.queens)(item).is_some_and(|q| lanes::plan(self.n, q, &mut self.pending));
+            if !laned {
+                let part = (self.alone)(item)?;
+                self.finish(part)?;
+            } else if self.pending.is_empty() {
+                // Every split of the board was attacked: no completions.
+                let part = (self.weigh)(item, 0)?;
+                self.finish(part)?;
+            } else {
+                self.current = index;
+                self.open.insert(index, (0, self.pending.len()));
+            }
+        }
+    }
+
+    fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError> {
+        let Some(entry) = self.open.get_mut(&tag) else {
+            return Ok(());
+        };
+        entry.0 = entry
+            .0
+            .checked_add(completions)
+            .ok_or(CountError::Overflow)?;
+        entry.1 -= 1;
+        if entry.1 == 0 {
+            let all = entry.0;
+            self.open.remove(&tag);
+            let part = (self.weigh)(self.items[tag], all)?;
+            self.finish(part)?;
+        }
+        Ok(())
+    }
 }
 
 /// The solutions with a border constellation in `c`'s orbit, and their symmetry classes.
@@ -243,6 +372,12 @@ fn constellation_counts(
     } else {
         (board.count(Board::root(), cancel)?, 0)
     };
+    weigh(c, all, fixed_points)
+}
+
+/// The solutions and classes of `c`'s orbit, from `all` completions of `c` of which
+/// `fixed_points` (counted with multiplicity) a rotation maps to themselves.
+fn weigh(c: &Constellation, all: u64, fixed_points: u64) -> Result<Partial, CountError> {
     let orbit = 8 / c.stabilizer;
     let incidences = all.checked_add(fixed_points).ok_or(CountError::Overflow)?;
     debug_assert_eq!(incidences % c.stabilizer, 0);

@@ -1,7 +1,9 @@
 //! The fast counter against OEIS, the plain search and the naive oracle: every thread count,
 //! shard splits, fixed queens, cancellation, overflow.
 
+use super::board::Board;
 use super::constellation::{self, symmetries_of, transform};
+use super::lanes;
 use super::{Partial, count_fast, count_parallel};
 use crate::solver::naive;
 use crate::solver::{CountError, Counts, Problem, Shard, Square, count};
@@ -391,4 +393,95 @@ fn sums_that_do_not_fit_are_errors() {
             classes: 2
         })
     );
+}
+
+/// Hands out boards in order, tagged by their index, and keeps their counts.
+struct ListFeed {
+    starts: Vec<lanes::Start>,
+    next: usize,
+    got: Vec<Option<u64>>,
+}
+
+impl lanes::Feed for ListFeed {
+    fn next(&mut self) -> Result<Option<(usize, lanes::Start)>, CountError> {
+        self.next += 1;
+        Ok(self.starts.get(self.next - 1).map(|s| (self.next - 1, *s)))
+    }
+
+    fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError> {
+        assert!(
+            self.got[tag].replace(completions).is_none(),
+            "board {tag} twice"
+        );
+        Ok(())
+    }
+}
+
+/// Counts `boards` (queen sets) in lanes, through `count` (the dispatching entry point or the
+/// portable one), and checks each against the scalar search of its board.
+fn assert_lanes_match_boards(
+    n: u32,
+    boards: &[Vec<Square>],
+    count: fn(u32, &mut ListFeed, &AtomicBool) -> Result<(), CountError>,
+) {
+    let mut feed = ListFeed {
+        starts: Vec::new(),
+        next: 0,
+        got: Vec::new(),
+    };
+    let mut owner = Vec::new();
+    for (i, queens) in boards.iter().enumerate() {
+        assert!(
+            lanes::plan(n, queens, &mut feed.starts),
+            "n = {n}: {queens:?} fits"
+        );
+        owner.resize(feed.starts.len(), i);
+    }
+    feed.got = vec![None; feed.starts.len()];
+    count(n, &mut feed, &never()).unwrap();
+    let mut got = vec![0; boards.len()];
+    for (i, found) in feed.got.iter().enumerate() {
+        got[owner[i]] += found.expect("every board reported");
+    }
+    for (queens, got) in boards.iter().zip(got) {
+        let want = Board::new(n, queens)
+            .count(Board::root(), &never())
+            .unwrap();
+        assert_eq!(got, want, "n = {n}: board {queens:?}");
+    }
+}
+
+/// The lanes count every constellation of n = 6..12 like the scalar search of its board,
+/// in AVX-512 registers where the CPU has them and in the portable rounds, with lanes
+/// refilled as boards finish.
+#[test]
+fn lanes_match_the_board_search() {
+    for n in 6..=12 {
+        let boards: Vec<Vec<Square>> = constellation::representatives(n)
+            .into_iter()
+            .map(|c| c.queens)
+            .collect();
+        assert_lanes_match_boards(n, &boards, lanes::count);
+        assert_lanes_match_boards(n, &boards, lanes::count_portable);
+    }
+}
+
+/// Boards with more free rows than a lane holds are split into boards with their first free
+/// row filled (one queen on n = 15 leaves 14 free rows); fixed queens that leave rows
+/// between free rows make wide gaps.
+#[test]
+fn lanes_split_boards_with_many_free_rows() {
+    let square = |row, column| Square { row, column };
+    let boards = vec![
+        vec![square(0, 0)],
+        vec![square(7, 7)],
+        vec![square(3, 5)],
+        vec![square(14, 2)],
+        vec![square(2, 1), square(3, 3), square(4, 0), square(5, 2)],
+    ];
+    let mut starts = Vec::new();
+    assert!(lanes::plan(15, &boards[0], &mut starts));
+    assert!(starts.len() > 1, "a board with 14 free rows is split");
+    assert_lanes_match_boards(15, &boards, lanes::count);
+    assert_lanes_match_boards(15, &boards, lanes::count_portable);
 }
