@@ -196,8 +196,9 @@ impl Lanes {
     }
 
     /// One round: every lane places its next queen or backs up a row; a lane back at its
-    /// first row with nothing left to try stays put. A child in the last free row is not
-    /// entered: whether its row has a free square is its count.
+    /// first row with nothing left to try stays put. A child is entered only when its row
+    /// and the next free row after it keep a free square (forward checking), and a child
+    /// in the last free row is not entered: whether its row has a free square is its count.
     #[inline(always)]
     fn step(&mut self, full: u64) {
         for i in 0..LANES {
@@ -210,8 +211,11 @@ impl Lanes {
             let f1 = (d1 | bit << OFFSET).wrapping_shl(gap);
             let f2 = (d2 | bit << OFFSET).wrapping_shr(gap);
             let child = !(fc | (f1 | f2) >> OFFSET) & full;
+            // Forward check: the row after the child's must keep a free square too.
+            let gap2 = (gaps.wrapping_shr(at as u32 + 4) & 15) as u32;
+            let grand = !(fc | (f1.wrapping_shl(gap2) | f2.wrapping_shr(gap2)) >> OFFSET) & full;
             let forward = avail != 0;
-            let descend = forward && child != 0 && at != self.stop[i];
+            let descend = forward && child != 0 && grand != 0 && at != self.stop[i];
             let hit = forward && child != 0 && at == self.stop[i];
             // Backward: undo the latest placement, keep the columns after it.
             let back = 1u64.wrapping_shl((placed & 31) as u32);
@@ -460,7 +464,16 @@ mod avx512 {
         let has = _mm512_test_epi64_mask(g.avail, g.avail);
         let alive = has & _mm512_test_epi64_mask(child, child);
         let at_stop = _mm512_cmpeq_epi64_mask(g.at, g.stop);
-        let descend = alive & !at_stop;
+        // Forward check: the row after the child's must keep a free square too.
+        let gap2 = _mm512_and_si512(
+            _mm512_srlv_epi64(g.gaps, _mm512_add_epi64(g.at, four)),
+            nibble,
+        );
+        let g1 = _mm512_sllv_epi64(f1, gap2);
+        let g2 = _mm512_srlv_epi64(f2, gap2);
+        let gtaken = _mm512_or_si512(fc, _mm512_srli_epi64::<OFFSET>(_mm512_or_si512(g1, g2)));
+        let grand = _mm512_andnot_si512(gtaken, full);
+        let descend = alive & !at_stop & _mm512_test_epi64_mask(grand, grand);
         let hit = alive & at_stop;
         // Backward: undo the latest placement, keep the columns after it.
         let back = _mm512_sllv_epi64(one, _mm512_and_si512(g.placed, low5));
