@@ -106,26 +106,38 @@ impl Board {
         self.free
     }
 
-    /// Every state with the first `depth` free rows filled (`depth` below the free rows), in
-    /// lexicographic order; none when the placed queens attack each other.
-    pub(super) fn states(&self, depth: usize) -> Vec<State> {
+    /// The queens of every way to fill the first `depth` free rows (`depth` below the free
+    /// rows), in lexicographic order, each after the queens placed in advance, `fixed`; none
+    /// when those attack each other.
+    pub(super) fn placements(&self, fixed: &[Square], depth: usize) -> Vec<Vec<Square>> {
         let mut out = Vec::new();
         if !self.dead {
-            self.collect(Board::root(), depth, &mut out);
+            self.collect(Board::root(), depth, &mut fixed.to_vec(), &mut out);
         }
         out
     }
 
-    fn collect(&self, s: State, depth: usize, out: &mut Vec<State>) {
+    fn collect(
+        &self,
+        s: State,
+        depth: usize,
+        queens: &mut Vec<Square>,
+        out: &mut Vec<Vec<Square>>,
+    ) {
         if s.k == depth {
-            out.push(s);
+            out.push(queens.clone());
             return;
         }
         let mut avail = !(s.cols | s.d1 | s.d2 | self.blocked[s.k]);
         while avail != 0 {
             let bit = avail & avail.wrapping_neg();
             avail ^= bit;
-            self.collect(self.child(s, bit), depth, out);
+            queens.push(Square {
+                row: u32::from(self.rows[s.k]),
+                column: bit.trailing_zeros(),
+            });
+            self.collect(self.child(s, bit), depth, queens, out);
+            queens.pop();
         }
     }
 

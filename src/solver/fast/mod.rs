@@ -1,5 +1,5 @@
 //! The fast counting path: all eight symmetries through border constellations, split into
-//! independent subproblems that a work-stealing pool runs on several threads.
+//! independent subproblems that a pool of threads takes from one queue.
 //!
 //! Without fixed queens, every solution has one queen on each edge line (row 0, row n-1,
 //! column 0, column n-1). The count searches the completions of one border constellation per
@@ -14,9 +14,14 @@
 //! first free rows. A shard is the subproblems whose index is the part's index modulo the
 //! number of parts.
 //!
+//! Each thread of the pool runs one set of lockstep lanes (`lanes.rs`, 16 boards searched at
+//! once in SIMD registers), and the sets take subproblems from one shared queue. Boards the
+//! lanes do not take (constellations a half turn maps to themselves, whose completions are
+//! checked one by one, and boards too large for a lane) are searched alone (`board.rs`).
+//!
 //! Not here: boards and enumeration (`search.rs`, which also counts the boards below
-//! [`MIN_N`] for this path), the search over one board (`board.rs`), the listing of
-//! constellations (`constellation.rs`).
+//! [`MIN_N`] for this path), the searches over boards (`board.rs`, `lanes.rs`), the listing
+//! of constellations (`constellation.rs`).
 
 mod board;
 mod constellation;
@@ -25,7 +30,7 @@ mod lanes;
 #[cfg(test)]
 mod tests;
 
-use self::board::{Board, State};
+use self::board::Board;
 use self::constellation::{Constellation, Weighted};
 use self::lanes::{Feed, Start};
 use crate::solver::{CountError, Counts, Problem, Shard, Square, count as count_by_search};
@@ -149,16 +154,25 @@ pub fn count_with_progress(
             progress,
         )?
     } else {
-        let board = Board::new(n, problem.fixed());
-        let states = split(&board);
-        let mine = in_shard(&states, shard);
+        let parts = split(&Board::new(n, problem.fixed()), problem.fixed());
+        let mine = in_shard(&parts, shard);
         progress.total.store(mine.len() as u64, Ordering::Relaxed);
-        run(&mine, threads, cancel, |s| {
-            progress.add(Partial {
-                solutions: board.count(**s, cancel)?,
+        let weigh = |_: &Vec<Square>, completions: u64| {
+            Ok(Partial {
+                solutions: completions,
                 classes: 0,
             })
-        })?
+        };
+        count_boards(
+            n,
+            &mine,
+            |queens: &Vec<Square>| Some(queens),
+            |queens| weigh(queens, Board::new(n, queens).count(Board::root(), cancel)?),
+            weigh,
+            threads,
+            cancel,
+            progress,
+        )?
     };
     Ok(Counts {
         solutions: total.solutions,
@@ -387,16 +401,16 @@ fn weigh(c: &Constellation, all: u64, fixed_points: u64) -> Result<Partial, Coun
     })
 }
 
-/// The subproblems of a board with fixed queens: the states with the first few free rows
-/// filled, deep enough for [`MIN_SUBPROBLEMS`] when the board has them. Depends only on the
-/// board, so shards are stable.
-fn split(board: &Board) -> Vec<State> {
-    let mut states = vec![Board::root()];
+/// The subproblems of `board`, which has the queens `fixed` placed: the queens of each way to
+/// fill its first few free rows, `fixed` included, deep enough for [`MIN_SUBPROBLEMS`] when
+/// the board has them. Depends only on the board, so shards are stable.
+fn split(board: &Board, fixed: &[Square]) -> Vec<Vec<Square>> {
+    let mut parts = vec![fixed.to_vec()];
     let mut depth = 0;
-    while depth < MAX_SPLIT_DEPTH && depth + 1 < board.free_rows() && states.len() < MIN_SUBPROBLEMS
+    while depth < MAX_SPLIT_DEPTH && depth + 1 < board.free_rows() && parts.len() < MIN_SUBPROBLEMS
     {
         depth += 1;
-        states = board.states(depth);
+        parts = board.placements(fixed, depth);
     }
-    states
+    parts
 }
