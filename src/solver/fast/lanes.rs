@@ -262,6 +262,23 @@ pub(super) trait Feed {
     fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError>;
 }
 
+/// Whether this CPU runs the lanes in SIMD registers (AVX-512 or AVX2). Elsewhere the
+/// portable rounds are slower than the scalar search (n = 15, measured by forcing them on
+/// this machine: 0.87 of the baseline's CPU time, against 0.32 for the scalar search, 0.20
+/// in AVX2 and 0.14 in AVX-512 registers), so callers should not use them.
+pub(super) fn vectorized() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+            || std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512cd")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Counts the completions of every board `feed` gives, on an `n`×`n` board, reporting each
 /// to `feed` as it finishes (in no particular order). Polls `cancel` about every 100 µs.
 pub(super) fn count(n: u32, feed: &mut impl Feed, cancel: &AtomicBool) -> Result<(), CountError> {

@@ -254,7 +254,8 @@ where
 /// as it finishes), on `threads` threads. The boards whose `queens` fit lockstep lanes are
 /// counted there, their completions turned into counts by `weigh`; the others, and those
 /// without `queens`, by `alone`. Each thread runs one set of lanes, and the sets take items
-/// from one queue, so no thread idles while items are left.
+/// from one queue, so no thread idles while items are left. Without SIMD registers for the
+/// lanes, every item is counted alone, on a work-stealing pool.
 #[allow(clippy::too_many_arguments)]
 fn count_boards<T: Sync>(
     n: u32,
@@ -266,6 +267,9 @@ fn count_boards<T: Sync>(
     cancel: &AtomicBool,
     progress: &Progress,
 ) -> Result<Partial, CountError> {
+    if !lanes::vectorized() || search_alone() {
+        return run(items, threads, cancel, |item| progress.add(alone(item)?));
+    }
     let queue = AtomicUsize::new(0);
     let engines = vec![(); threads.max(1)];
     run(&engines, threads, cancel, |()| {
@@ -285,6 +289,23 @@ fn count_boards<T: Sync>(
         lanes::count(n, &mut feed, cancel)?;
         Ok(feed.total)
     })
+}
+
+/// Set by tests to count without lanes, as on a CPU without AVX2 (the answers are the same
+/// either way, so tests running meanwhile are not disturbed).
+#[cfg(test)]
+static SEARCH_ALONE: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`count_boards`] must search every board alone (only tests ask).
+fn search_alone() -> bool {
+    #[cfg(test)]
+    {
+        SEARCH_ALONE.load(Ordering::Relaxed)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// Completions of a board, in counts.

@@ -85,6 +85,50 @@ fn whole_boards_match_oeis_on_one_and_two_threads() {
     }
 }
 
+/// Counting without lanes (as on a CPU without AVX2) gives the same answers: whole boards,
+/// shards, a centre queen (its symmetric path) and random fixed queens.
+#[test]
+fn without_lanes_the_counts_match_too() {
+    /// Lets the lanes back in when the test ends, also by a panic.
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            super::SEARCH_ALONE.store(false, Ordering::Relaxed);
+        }
+    }
+    super::SEARCH_ALONE.store(true, Ordering::Relaxed);
+    let _restore = Restore;
+    for threads in [1, 2] {
+        for n in 1..=13u32 {
+            let got = fast(&problem(n, &[], Shard::WHOLE), threads);
+            assert_oeis(n, got, &format!("no lanes, {threads} threads"));
+        }
+    }
+    assert_oeis(12, sum_of_parts(12, &[], 5, 2), "no lanes, 5 parts");
+    let mut rng = Rng(0xA10E);
+    for n in [7u32, 9, 11] {
+        let centre = [Square {
+            row: n / 2,
+            column: n / 2,
+        }];
+        let mut fixed = vec![Square {
+            row: rng.below(u64::from(n)) as u32,
+            column: rng.below(u64::from(n)) as u32,
+        }];
+        if fixed[0].row != 0 {
+            fixed.push(Square {
+                row: 0,
+                column: rng.below(u64::from(n)) as u32,
+            });
+        }
+        for queens in [&centre[..], &fixed] {
+            let p = problem(n, queens, Shard::WHOLE);
+            let expected = count(&p, &never()).expect("count");
+            assert_eq!(fast(&p, 2), expected, "no lanes: n = {n}, {queens:?}");
+        }
+    }
+}
+
 #[test]
 fn the_single_thread_entry_point_matches_oeis() {
     for n in [6u32, 9, 12] {
