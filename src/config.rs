@@ -115,7 +115,7 @@ pub struct Config {
     pub keepalive_interval: Duration,
     /// How long a keepalive ping may go unanswered.
     pub keepalive_timeout: Duration,
-    /// Threads one Count may use (its subproblems run on a work-stealing pool).
+    /// Threads one Count may use (a pool of them shares its subproblems).
     pub count_threads: usize,
     /// Interval between CountProgress updates.
     pub progress_interval: Duration,

@@ -7,7 +7,8 @@
 //!
 //! Two counting paths: `search::count` (the plain symmetric search, also the reference for
 //! small boards) and `fast/` (border constellations weighted by symmetry, split into
-//! subproblems run on a work-stealing pool, with live progress). The service uses `fast/`.
+//! subproblems that a pool of threads searches in SIMD lanes, with live progress). The
+//! service uses `fast/`.
 
 mod fast;
 mod problem;

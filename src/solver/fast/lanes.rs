@@ -1,8 +1,8 @@
-//! Lockstep lanes: many boards with queens placed in advance searched at once, one per lane,
-//! so that the compiler can run the lanes in SIMD registers.
+//! Lockstep lanes: many boards with queens placed in advance searched at once, one per lane
+//! of SIMD registers (AVX-512 written out here, AVX2 left to the compiler).
 //!
-//! A scalar bitboard search spends most of its time on mispredicted branches (which bit
-//! next, dead end or not). Here every lane takes one step of its own depth-first search per
+//! A scalar bitboard search loses much of its time to branches the CPU cannot predict
+//! (which bit next, dead end or not). Here every lane takes one step of its own depth-first search per
 //! round, without branching: it places its next queen, or backs up one row. Backing up needs
 //! no stack of masks: the diagonal masks are wide enough that shifting them back restores
 //! them, and each lane keeps only the columns it placed, 5 bits per row, in one word. A lane
@@ -18,7 +18,7 @@ const LANES: usize = 16;
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
 
-/// Checks for finished lanes between polls of the cancel flag (about 100 µs apart).
+/// Checks for finished lanes between polls of the cancel flag (tens of µs apart).
 const POLL: usize = 64;
 
 /// Where column 0 sits in the diagonal masks. Backing up shifts a mask back, so it must have

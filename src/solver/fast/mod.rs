@@ -6,7 +6,7 @@
 //! symmetry orbit (2,310 orbits at n = 15) and weighs each by its orbit's size; it searches
 //! each orbit in the image its top-down search finishes fastest (bottom queen nearest a
 //! corner), which walks about a third of the nodes a mirror-symmetric counter walks (n = 15:
-//! 31 M against 92 M). Symmetry classes come from the same pass: only constellations a half
+//! 31 M against 92 M, scalar search). Symmetry classes come from the same pass: only constellations a half
 //! turn maps to themselves have their completions checked one by one. With fixed queens that
 //! at least four symmetries map to themselves (a centre queen, a pinwheel), the same holds
 //! under those symmetries: one constellation per orbit that fits the fixed queens. With other
@@ -61,8 +61,8 @@ pub fn count_fast(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, Coun
     count_parallel(problem, cancel, 1)
 }
 
-/// Counts like [`crate::solver::count`], on a work-stealing pool of `threads` threads (the
-/// calling thread alone when `threads` is 0 or 1). Every worker polls `cancel`.
+/// Counts like [`crate::solver::count`], on a pool of `threads` threads (the calling thread
+/// alone when `threads` is 0 or 1). Every worker polls `cancel`.
 pub fn count_parallel(
     problem: &Problem,
     cancel: &AtomicBool,
