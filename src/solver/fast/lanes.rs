@@ -32,15 +32,6 @@ const OFFSET: u32 = 22;
 /// 5 bits each, in one word.
 const MAX_FREE_ROWS: usize = 13;
 
-/// Most rows [`plan`] fills to split a board (n = 21 needs 4); boards needing more go
-/// without lanes.
-const MAX_SPLIT_ROWS: usize = 4;
-
-/// Most boards one board is split into for the lanes (a few MB). Measured on the first
-/// 3,000 constellations: at most 1,365 at n = 19 (two split rows), 13,955 at n = 20 and
-/// 14,548 at n = 21, where 171 need more rows or boards and are counted without lanes.
-const MAX_PLAN: usize = 1 << 16;
-
 /// A board with queens placed in advance, as a lane starts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Start {
@@ -57,62 +48,102 @@ pub(super) struct Start {
     stop: u64,
 }
 
-/// Appends to `out` boards for the lanes whose completions are, together, those of the
-/// `n`×`n` board with `queens` placed (on the board): the board itself when
-/// it fits a lane, else the boards with each column of its first free row filled, and so on.
-/// Returns false, with `out` as it was, when some board cannot be made to fit, it takes
-/// more than [`MAX_PLAN`] boards, or two of `queens` attack each other.
-pub(super) fn plan(n: u32, queens: &[Square], out: &mut Vec<Start>) -> bool {
-    let peaceful = queens
-        .iter()
-        .enumerate()
-        .all(|(i, a)| queens[..i].iter().all(|b| !attack(*a, *b)));
-    let free = (0..n)
-        .filter(|&r| queens.iter().all(|q| q.row != r))
-        .count();
-    if !peaceful || free > MAX_FREE_ROWS + MAX_SPLIT_ROWS {
-        return false;
-    }
-    let mark = out.len();
-    let fits = plan_into(n, &mut queens.to_vec(), out, mark + MAX_PLAN);
-    if !fits {
-        out.truncate(mark);
-    }
-    fits
+/// The boards for the lanes whose completions are, together, those of one board: the board
+/// itself when it fits a lane, else, one by one, the boards with its first few free rows
+/// filled in every peaceful way, as few rows as make the rest fit.
+pub(super) struct Plan {
+    n: u32,
+    /// The board's queens, then one per split row filled so far.
+    queens: Vec<Square>,
+    /// How many of `queens` the board has.
+    base: usize,
+    /// The free rows to fill.
+    split: Vec<u32>,
+    /// The free rows left after them (those of every board handed out).
+    rest: Vec<u32>,
+    /// Per split row, the next column to try.
+    column: Vec<u32>,
+    /// No board is left to hand out.
+    done: bool,
 }
 
-fn plan_into(n: u32, queens: &mut Vec<Square>, out: &mut Vec<Start>, limit: usize) -> bool {
-    if n >= 64 - OFFSET || out.len() >= limit {
-        return false;
+impl Plan {
+    /// The plan for the `n`×`n` board with `queens` placed (on the board, at most one per
+    /// row); `None` when two of them attack each other or no split makes it fit a lane.
+    pub(super) fn new(n: u32, queens: &[Square]) -> Option<Plan> {
+        let peaceful = queens
+            .iter()
+            .enumerate()
+            .all(|(i, a)| queens[..i].iter().all(|b| !attack(*a, *b)));
+        if !peaceful || n + OFFSET >= 64 {
+            return None;
+        }
+        let free: Vec<u32> = (0..n)
+            .filter(|&r| queens.iter().all(|q| q.row != r))
+            .collect();
+        let split = (0..free.len()).find(|&k| fits(n, &free[k..]))?;
+        Some(Plan {
+            n,
+            queens: queens.to_vec(),
+            base: queens.len(),
+            split: free[..split].to_vec(),
+            rest: free[split..].to_vec(),
+            column: vec![0; split],
+            done: false,
+        })
     }
-    let mut rows: Vec<u32> = (0..n)
-        .filter(|&r| queens.iter().all(|q| q.row != r))
-        .collect();
-    let (Some(&first), Some(&last)) = (rows.first(), rows.last()) else {
+}
+
+/// Whether a board of size `n` whose free rows are `rows` (increasing) fits a lane.
+fn fits(n: u32, rows: &[u32]) -> bool {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
         return false;
     };
-    if rows.len() < 2 {
-        return false;
-    }
     let span = last - first;
-    let widest = rows.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(1);
-    if rows.len() <= MAX_FREE_ROWS && span <= OFFSET && n + span + OFFSET <= 64 && widest < 16 {
-        out.push(Start::new(n, queens, &rows));
-        return true;
-    }
-    rows.clear();
-    for column in 0..n {
-        let q = Square { row: first, column };
-        if queens.iter().all(|p| !attack(*p, q)) {
-            queens.push(q);
-            let fits = plan_into(n, queens, out, limit);
-            queens.pop();
-            if !fits {
-                return false;
+    rows.len() >= 2
+        && rows.len() <= MAX_FREE_ROWS
+        && span <= OFFSET
+        && n + span + OFFSET <= 64
+        && rows.windows(2).all(|w| w[1] - w[0] < 16)
+}
+
+impl Iterator for Plan {
+    type Item = Start;
+
+    fn next(&mut self) -> Option<Start> {
+        while !self.done {
+            let level = self.queens.len() - self.base;
+            if level == self.split.len() {
+                let start = Start::new(self.n, &self.queens, &self.rest);
+                if self.split.is_empty() {
+                    self.done = true;
+                } else {
+                    // Back to the last split row, to try its next column on the next call.
+                    self.queens.pop();
+                }
+                return Some(start);
+            }
+            let row = self.split[level];
+            let next = (self.column[level]..self.n).find(|&column| {
+                let q = Square { row, column };
+                self.queens.iter().all(|p| !attack(*p, q))
+            });
+            match next {
+                Some(column) => {
+                    self.column[level] = column + 1;
+                    self.queens.push(Square { row, column });
+                    if let Some(deeper) = self.column.get_mut(level + 1) {
+                        *deeper = 0;
+                    }
+                }
+                None if level == 0 => self.done = true,
+                None => {
+                    self.queens.pop();
+                }
             }
         }
+        None
     }
-    true
 }
 
 /// Whether two queens on different squares attack each other.

@@ -17,7 +17,8 @@
 //! Each thread of the pool runs one set of lockstep lanes (`lanes.rs`, 16 boards searched at
 //! once in SIMD registers), and the sets take subproblems from one shared queue. Boards the
 //! lanes do not take (constellations a half turn maps to themselves, whose completions are
-//! checked one by one, and boards too large for a lane) are searched alone (`board.rs`).
+//! checked one by one, and the rare boards no split fits into a lane) are searched
+//! alone (`board.rs`).
 //!
 //! Not here: boards and enumeration (`search.rs`, which also counts the boards below
 //! [`MIN_N`] for this path), the searches over boards (`board.rs`, `lanes.rs`), the listing
@@ -32,7 +33,7 @@ mod tests;
 
 use self::board::Board;
 use self::constellation::{Constellation, Weighted};
-use self::lanes::{Feed, Start};
+use self::lanes::{Feed, Plan, Start};
 use crate::solver::{CountError, Counts, Problem, Shard, Square, count as count_by_search};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -251,9 +252,9 @@ where
 }
 
 /// The counts of boards with queens placed in advance (`items`, each recorded in `progress`
-/// as it finishes), on `threads` threads. The boards whose `queens` fit lockstep lanes are
-/// counted there, their completions turned into counts by `weigh`; the others, and those
-/// without `queens`, by `alone`. Each thread runs one set of lanes, and the sets take items
+/// as it finishes), on `threads` threads. The boards with `queens` are counted in lockstep
+/// lanes (split into smaller boards when too large for a lane), their completions turned
+/// into counts by `weigh`; those without `queens`, or that no split fits, by `alone`. Each thread runs one set of lanes, and the sets take items
 /// from one queue, so no thread idles while items are left. Without SIMD registers for the
 /// lanes, every item is counted alone, on a work-stealing pool.
 #[allow(clippy::too_many_arguments)]
@@ -281,8 +282,7 @@ fn count_boards<T: Sync>(
             alone: &alone,
             weigh: &weigh,
             progress,
-            pending: Vec::new(),
-            current: 0,
+            plan: None,
             open: HashMap::new(),
             total: Partial::default(),
         };
@@ -321,10 +321,9 @@ struct BoardFeed<'a, T> {
     alone: &'a (dyn Fn(&T) -> Result<Partial, CountError> + Sync),
     weigh: &'a Weigh<'a, T>,
     progress: &'a Progress,
-    /// Boards of item `current` not yet handed out.
-    pending: Vec<Start>,
-    current: usize,
-    /// Per item being counted: completions so far and boards still out.
+    /// The item being split, and its boards not yet handed out.
+    plan: Option<(usize, Plan)>,
+    /// Per item being counted: completions so far and boards out in the lanes.
     open: HashMap<usize, (u64, usize)>,
     /// Counts of the items this set finished.
     total: Partial,
@@ -336,30 +335,45 @@ impl<T> BoardFeed<'_, T> {
         self.total = self.total.add(self.progress.add(part)?)?;
         Ok(())
     }
+
+    /// Finishes item `index`, all of whose boards are in.
+    fn close(&mut self, index: usize) -> Result<(), CountError> {
+        let (all, _) = self.open.remove(&index).unwrap_or_default();
+        let part = (self.weigh)(self.items[index], all)?;
+        self.finish(part)
+    }
 }
 
 impl<T> Feed for BoardFeed<'_, T> {
     fn next(&mut self) -> Result<Option<(usize, Start)>, CountError> {
         loop {
-            if let Some(start) = self.pending.pop() {
-                return Ok(Some((self.current, start)));
+            if let Some((index, plan)) = &mut self.plan {
+                let index = *index;
+                if let Some(start) = plan.next() {
+                    if let Some(entry) = self.open.get_mut(&index) {
+                        entry.1 += 1;
+                    }
+                    return Ok(Some((index, start)));
+                }
+                self.plan = None;
+                if self.open.get(&index).is_none_or(|entry| entry.1 == 0) {
+                    self.close(index)?;
+                }
+                continue;
             }
             let index = self.queue.fetch_add(1, Ordering::Relaxed);
             let Some(&item) = self.items.get(index) else {
                 return Ok(None);
             };
-            let laned =
-                (self.queens)(item).is_some_and(|q| lanes::plan(self.n, q, &mut self.pending));
-            if !laned {
-                let part = (self.alone)(item)?;
-                self.finish(part)?;
-            } else if self.pending.is_empty() {
-                // Every split of the board was attacked: no completions.
-                let part = (self.weigh)(item, 0)?;
-                self.finish(part)?;
-            } else {
-                self.current = index;
-                self.open.insert(index, (0, self.pending.len()));
+            match (self.queens)(item).and_then(|q| Plan::new(self.n, q)) {
+                Some(plan) => {
+                    self.open.insert(index, (0, 0));
+                    self.plan = Some((index, plan));
+                }
+                None => {
+                    let part = (self.alone)(item)?;
+                    self.finish(part)?;
+                }
             }
         }
     }
@@ -373,11 +387,9 @@ impl<T> Feed for BoardFeed<'_, T> {
             .checked_add(completions)
             .ok_or(CountError::Overflow)?;
         entry.1 -= 1;
-        if entry.1 == 0 {
-            let all = entry.0;
-            self.open.remove(&tag);
-            let part = (self.weigh)(self.items[tag], all)?;
-            self.finish(part)?;
+        let splitting = self.plan.as_ref().is_some_and(|(index, _)| *index == tag);
+        if entry.1 == 0 && !splitting {
+            self.close(tag)?;
         }
         Ok(())
     }

@@ -475,10 +475,8 @@ fn assert_lanes_match_boards(
     };
     let mut owner = Vec::new();
     for (i, queens) in boards.iter().enumerate() {
-        assert!(
-            lanes::plan(n, queens, &mut feed.starts),
-            "n = {n}: {queens:?} fits"
-        );
+        let plan = lanes::Plan::new(n, queens).expect("the board fits");
+        feed.starts.extend(plan);
         owner.resize(feed.starts.len(), i);
     }
     feed.got = vec![None; feed.starts.len()];
@@ -523,9 +521,14 @@ fn lanes_split_boards_with_many_free_rows() {
         vec![square(14, 2)],
         vec![square(2, 1), square(3, 3), square(4, 0), square(5, 2)],
     ];
-    let mut starts = Vec::new();
-    assert!(lanes::plan(15, &boards[0], &mut starts));
-    assert!(starts.len() > 1, "a board with 14 free rows is split");
+    let plan = lanes::Plan::new(15, &boards[0]).expect("the board fits");
+    assert!(plan.count() > 1, "a board with 14 free rows is split");
     assert_lanes_match_boards(15, &boards, lanes::count);
     assert_lanes_match_boards(15, &boards, lanes::count_portable);
+    // 15 free rows: two rows split; 16 free rows: three.
+    let deeper = vec![vec![square(0, 3)], vec![square(9, 0)]];
+    assert_lanes_match_boards(16, &deeper, lanes::count);
+    assert_lanes_match_boards(17, &deeper[1..], lanes::count);
+    // Queens that attack each other are not planned (the scalar search counts 0 for them).
+    assert!(lanes::Plan::new(8, &[square(0, 0), square(2, 2)]).is_none());
 }
