@@ -44,10 +44,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 const MIN_N: u32 = 6;
 
 /// Fixed queens that this many symmetries map to themselves are counted through border
-/// constellations, one per orbit of those symmetries. Measured: a centre queen (8
-/// symmetries) counts 2.5x (n = 15) and 4.7x (n = 17) faster so. Sets with 2 symmetries gained
-/// nothing: 9% faster, 5-11% slower, and 2.7x slower on a set the plain split counts in 4 ms
-/// (n = 15), so those keep the plain split.
+/// constellations, one per orbit of those symmetries. Measured with the scalar search: a
+/// centre queen (8 symmetries) counts 2.5x (n = 15) and 4.7x (n = 17) faster so; sets with 2
+/// symmetries gained nothing (9% faster, 5-11% slower, and 2.7x slower on a set the plain
+/// split counts in 4 ms, n = 15), so those keep the plain split. With the lanes: centre queen
+/// n = 17 4.5x (0.19 against 0.85 CPU s); three 2-symmetry sets at n = 15, 16 the same within
+/// the 10 ms clock either way.
 const MIN_SYMMETRIES: usize = 4;
 
 /// With fixed queens, the subproblem split deepens until it has this many subproblems (or
