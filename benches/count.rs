@@ -15,7 +15,7 @@
 //! `QUEENS_BENCH_N` variable (comma-separated), e.g. `cargo bench --bench count -- 10 11` for a
 //! smoke run; `QUEENS_BENCH_THREADS` sets the parallel counter's threads (default 2).
 
-use queens::solver::{Counts, Problem, Shard, count, count_fast, count_parallel};
+use queens::solver::{Counts, Problem, Shard, count, count_fast, count_parallel, simd_registers};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,10 @@ fn main() {
     let threads = env_number("QUEENS_BENCH_THREADS").unwrap_or(2);
     let repeat = env_number("QUEENS_BENCH_REPEAT").unwrap_or(3).max(1);
     println!("{threads} threads for the parallel counter; least time of {repeat} runs each");
+    match simd_registers() {
+        Some(registers) => println!("Count's lanes run in {registers} registers"),
+        None => println!("no SIMD registers for Count's lanes: it searches every board alone"),
+    }
     println!(
         "{:>3} {:>14} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>6} {:>9}",
         "n",

@@ -20,7 +20,7 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use fast::{Progress, count_fast, count_parallel, count_with_progress};
+pub use fast::{Progress, count_fast, count_parallel, count_with_progress, simd_registers};
 pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
 pub use search::{CountError, Counts, Sink, count, enumerate, enumerate_under};
 pub use symmetry::class_size;

@@ -59,6 +59,12 @@ const MIN_SUBPROBLEMS: usize = 256;
 /// Deepest split with fixed queens: at most 32^3 subproblems, listed in a moment.
 const MAX_SPLIT_DEPTH: usize = 3;
 
+/// The SIMD registers Count's lanes run in on this CPU ("AVX-512" or "AVX2"); `None` when
+/// it has neither and every board is searched alone.
+pub fn simd_registers() -> Option<&'static str> {
+    lanes::registers()
+}
+
 /// Counts like [`crate::solver::count`], on the calling thread.
 pub fn count_fast(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountError> {
     count_parallel(problem, cancel, 1)
