@@ -286,7 +286,13 @@ async fn serve(addr: &str, config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("queens: listening on {local} (max n {})", config.max_n);
+    let lanes = queens::solver::simd_registers().map_or("no SIMD lanes".to_string(), |r| {
+        format!("Count in {r} lanes")
+    });
+    eprintln!(
+        "queens: listening on {local} (max n {}, {lanes})",
+        config.max_n
+    );
     queens::server::run(listener, config, shutdown_signal())
         .await
         .map_err(|e| format!("server failed: {e}"))?;
