@@ -347,6 +347,22 @@ pub(super) fn count_portable(
     count_lanes::<false>(n, feed, cancel)
 }
 
+/// [`count`] in AVX2 registers where the CPU has them (portable rounds elsewhere), so tests
+/// cover that copy where the CPU would take the AVX-512 one.
+#[cfg(test)]
+pub(super) fn count_in_avx2(
+    n: u32,
+    feed: &mut impl Feed,
+    cancel: &AtomicBool,
+) -> Result<(), CountError> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the feature was detected just above.
+        return unsafe { count_avx2(n, feed, cancel) };
+    }
+    count_lanes::<false>(n, feed, cancel)
+}
+
 /// [`count_lanes`] with the rounds in AVX-512 registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]

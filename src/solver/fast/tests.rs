@@ -494,8 +494,8 @@ fn assert_lanes_match_boards(
 }
 
 /// The lanes count every constellation of n = 6..12 like the scalar search of its board,
-/// in AVX-512 registers where the CPU has them and in the portable rounds, with lanes
-/// refilled as boards finish.
+/// in the registers the CPU offers, in AVX2 registers and in the portable rounds, with
+/// lanes refilled as boards finish.
 #[test]
 fn lanes_match_the_board_search() {
     for n in 6..=12 {
@@ -504,6 +504,7 @@ fn lanes_match_the_board_search() {
             .map(|c| c.queens)
             .collect();
         assert_lanes_match_boards(n, &boards, lanes::count);
+        assert_lanes_match_boards(n, &boards, lanes::count_in_avx2);
         assert_lanes_match_boards(n, &boards, lanes::count_portable);
     }
 }
@@ -524,6 +525,7 @@ fn lanes_split_boards_with_many_free_rows() {
     let plan = lanes::Plan::new(15, &boards[0]).expect("the board fits");
     assert!(plan.count() > 1, "a board with 14 free rows is split");
     assert_lanes_match_boards(15, &boards, lanes::count);
+    assert_lanes_match_boards(15, &boards, lanes::count_in_avx2);
     assert_lanes_match_boards(15, &boards, lanes::count_portable);
     // 15 free rows: two rows split; 16 free rows: three.
     let deeper = vec![vec![square(0, 3)], vec![square(9, 0)]];
