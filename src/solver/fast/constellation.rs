@@ -186,7 +186,7 @@ pub(super) fn peaceful(queens: &[Square]) -> bool {
 
 /// Whether queens on `p` and `q` share a row, a column or a diagonal (a square shares all
 /// of them with itself).
-fn attack(p: &Square, q: &Square) -> bool {
+pub(super) fn attack(p: &Square, q: &Square) -> bool {
     let dr = p.row.abs_diff(q.row);
     let dc = p.column.abs_diff(q.column);
     dr == 0 || dc == 0 || dr == dc

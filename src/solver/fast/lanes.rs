@@ -9,6 +9,7 @@
 //! whose board is done takes the next board. Which boards to count and what their counts
 //! weigh lives in `mod.rs`; the scalar search for the rest lives in `board.rs`.
 
+use super::constellation::{attack, peaceful};
 use crate::solver::{CountError, Square};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -71,11 +72,7 @@ impl Plan {
     /// The plan for the `n`×`n` board with `queens` placed (on the board, at most one per
     /// row); `None` when two of them attack each other or no split makes it fit a lane.
     pub(super) fn new(n: u32, queens: &[Square]) -> Option<Plan> {
-        let peaceful = queens
-            .iter()
-            .enumerate()
-            .all(|(i, a)| queens[..i].iter().all(|b| !attack(*a, *b)));
-        if !peaceful || n + OFFSET >= 64 {
+        if !peaceful(queens) || n + OFFSET >= 64 {
             return None;
         }
         let free: Vec<u32> = (0..n)
@@ -126,7 +123,7 @@ impl Iterator for Plan {
             let row = self.split[level];
             let next = (self.column[level]..self.n).find(|&column| {
                 let q = Square { row, column };
-                self.queens.iter().all(|p| !attack(*p, q))
+                self.queens.iter().all(|p| !attack(p, &q))
             });
             match next {
                 Some(column) => {
@@ -144,11 +141,6 @@ impl Iterator for Plan {
         }
         None
     }
-}
-
-/// Whether two queens on different squares attack each other.
-fn attack(a: Square, b: Square) -> bool {
-    a.row == b.row || a.column == b.column || a.row.abs_diff(b.row) == a.column.abs_diff(b.column)
 }
 
 impl Start {
@@ -293,47 +285,55 @@ pub(super) trait Feed {
     fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError>;
 }
 
-/// Whether this CPU runs the lanes in SIMD registers (AVX-512 or AVX2). Elsewhere the
-/// portable rounds are slower than the scalar search (n = 15, measured by forcing them on
-/// this machine: 0.87 of the baseline's CPU time, against 0.32 for the scalar search, 0.20
-/// in AVX2 and 0.14 in AVX-512 registers), so callers should not use them.
-pub(super) fn vectorized() -> bool {
-    registers().is_some()
+/// SIMD registers the lanes run in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Registers {
+    /// Two 512-bit registers per field, rounds written out in [`avx512`].
+    Avx512,
+    /// The portable rounds, vectorized by the compiler for AVX2.
+    Avx2,
 }
 
-/// The SIMD registers the lanes run in on this CPU, if any.
-pub(super) fn registers() -> Option<&'static str> {
+impl Registers {
+    /// The instruction set's usual name.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Registers::Avx512 => "AVX-512",
+            Registers::Avx2 => "AVX2",
+        }
+    }
+}
+
+/// The SIMD registers this CPU runs the lanes in; `None` on a CPU with neither AVX-512 nor
+/// AVX2, where callers should search alone: the portable rounds are slower than the scalar
+/// search there (n = 15, measured by forcing them on this machine: 0.87 of the baseline's
+/// CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512 registers).
+pub(super) fn registers() -> Option<Registers> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512cd")
         {
-            return Some("AVX-512");
+            return Some(Registers::Avx512);
         }
         if std::arch::is_x86_feature_detected!("avx2") {
-            return Some("AVX2");
+            return Some(Registers::Avx2);
         }
     }
     None
 }
 
 /// Counts the completions of every board `feed` gives, on an `n`×`n` board, reporting each
-/// to `feed` as it finishes (in no particular order). Polls `cancel` about every 100 µs.
+/// to `feed` as it finishes (in no particular order). Polls `cancel` every few tens of µs.
 pub(super) fn count(n: u32, feed: &mut impl Feed, cancel: &AtomicBool) -> Result<(), CountError> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512cd")
-        {
-            // SAFETY: the features this copy is compiled for were detected just above.
-            return unsafe { count_avx512(n, feed, cancel) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above.
-            return unsafe { count_avx2(n, feed, cancel) };
-        }
+    match registers() {
+        // SAFETY: `registers` detected the features each copy is compiled for.
+        #[cfg(target_arch = "x86_64")]
+        Some(Registers::Avx512) => unsafe { count_avx512(n, feed, cancel) },
+        #[cfg(target_arch = "x86_64")]
+        Some(Registers::Avx2) => unsafe { count_avx2(n, feed, cancel) },
+        _ => count_lanes::<false>(n, feed, cancel),
     }
-    count_lanes::<false>(n, feed, cancel)
 }
 
 /// [`count`] with the portable rounds on every machine, so tests cover them where the CPU

@@ -62,7 +62,7 @@ const MAX_SPLIT_DEPTH: usize = 3;
 /// The SIMD registers Count's lanes run in on this CPU ("AVX-512" or "AVX2"); `None` when
 /// it has neither and every board is searched alone.
 pub fn simd_registers() -> Option<&'static str> {
-    lanes::registers()
+    lanes::registers().map(lanes::Registers::name)
 }
 
 /// Counts like [`crate::solver::count`], on the calling thread.
@@ -121,71 +121,19 @@ pub fn count_with_progress(
         return Ok(counts);
     }
     let (n, shard) = (problem.n(), problem.shard());
-    if problem.fixed().is_empty() {
+    let total = if problem.fixed().is_empty() {
         let all = constellation::representatives(n);
-        let mine = in_shard(&all, shard);
-        progress.total.store(mine.len() as u64, Ordering::Relaxed);
-        let total = count_boards(
-            n,
-            &mine,
-            |c| (!c.rotational).then_some(&c.queens),
-            |c| constellation_counts(n, c, cancel),
-            |c, all| weigh(c, all, 0),
-            threads,
-            cancel,
-            progress,
-        )?;
-        return Ok(Counts {
-            solutions: total.solutions,
-            fundamental: Some(total.classes),
-        });
-    }
-    let total = if let Some(group) = symmetries(problem) {
+        count_boards(n, &in_shard(&all, shard), threads, cancel, progress)?
+    } else if let Some(group) = symmetries(problem) {
         let all = constellation::representatives_under(n, problem.fixed(), &group);
-        let mine = in_shard(&all, shard);
-        progress.total.store(mine.len() as u64, Ordering::Relaxed);
-        let weigh = |w: &Weighted, completions: u64| {
-            Ok(Partial {
-                solutions: completions
-                    .checked_mul(w.orbit)
-                    .ok_or(CountError::Overflow)?,
-                classes: 0,
-            })
-        };
-        count_boards(
-            n,
-            &mine,
-            |w| Some(&w.queens),
-            |w| weigh(w, Board::new(n, &w.queens).count(Board::root(), cancel)?),
-            weigh,
-            threads,
-            cancel,
-            progress,
-        )?
+        count_boards(n, &in_shard(&all, shard), threads, cancel, progress)?
     } else {
         let parts = split(&Board::new(n, problem.fixed()), problem.fixed());
-        let mine = in_shard(&parts, shard);
-        progress.total.store(mine.len() as u64, Ordering::Relaxed);
-        let weigh = |_: &Vec<Square>, completions: u64| {
-            Ok(Partial {
-                solutions: completions,
-                classes: 0,
-            })
-        };
-        count_boards(
-            n,
-            &mine,
-            |queens: &Vec<Square>| Some(queens),
-            |queens| weigh(queens, Board::new(n, queens).count(Board::root(), cancel)?),
-            weigh,
-            threads,
-            cancel,
-            progress,
-        )?
+        count_boards(n, &in_shard(&parts, shard), threads, cancel, progress)?
     };
     Ok(Counts {
         solutions: total.solutions,
-        fundamental: None,
+        fundamental: problem.fixed().is_empty().then_some(total.classes),
     })
 }
 
@@ -259,25 +207,23 @@ where
         .try_fold(Partial::default(), |sum, j| sum.add(job(j)?))
 }
 
-/// The counts of boards with queens placed in advance (`items`, each recorded in `progress`
-/// as it finishes), on `threads` threads. The boards with `queens` are counted in lockstep
-/// lanes (split into smaller boards when too large for a lane), their completions turned
-/// into counts by `weigh`; those without `queens`, or that no split fits, by `alone`. Each thread runs one set of lanes, and the sets take items
-/// from one queue, so no thread idles while items are left. Without SIMD registers for the
-/// lanes, every item is counted alone, on a work-stealing pool.
-#[allow(clippy::too_many_arguments)]
-fn count_boards<T: Sync>(
+/// The counts of the subproblems `items` (each recorded in `progress` as it finishes), on
+/// `threads` threads. Each thread runs one set of lockstep lanes, and the sets take items
+/// from one queue, so no thread idles while items are left; an item the lanes cannot take
+/// is searched alone by the thread that took it. Without SIMD registers for the lanes,
+/// every item is searched alone, on a work-stealing pool.
+fn count_boards<T: Subproblem>(
     n: u32,
     items: &[&T],
-    queens: impl Fn(&T) -> Option<&Vec<Square>> + Sync,
-    alone: impl Fn(&T) -> Result<Partial, CountError> + Sync,
-    weigh: impl Fn(&T, u64) -> Result<Partial, CountError> + Sync,
     threads: usize,
     cancel: &AtomicBool,
     progress: &Progress,
 ) -> Result<Partial, CountError> {
-    if !lanes::vectorized() || search_alone() {
-        return run(items, threads, cancel, |item| progress.add(alone(item)?));
+    progress.total.store(items.len() as u64, Ordering::Relaxed);
+    if lanes::registers().is_none() || search_alone() {
+        return run(items, threads, cancel, |item| {
+            progress.add(item.alone(n, cancel)?)
+        });
     }
     let queue = AtomicUsize::new(0);
     let engines = vec![(); threads.max(1)];
@@ -286,9 +232,7 @@ fn count_boards<T: Sync>(
             n,
             items,
             queue: &queue,
-            queens: &queens,
-            alone: &alone,
-            weigh: &weigh,
+            cancel,
             progress,
             plan: None,
             open: HashMap::new(),
@@ -297,6 +241,76 @@ fn count_boards<T: Sync>(
         lanes::count(n, &mut feed, cancel)?;
         Ok(feed.total)
     })
+}
+
+/// A subproblem of a count: a board with queens placed in advance, and what its
+/// completions stand for.
+trait Subproblem: Sync {
+    /// The queens placed in advance.
+    fn queens(&self) -> &[Square];
+
+    /// The counts that `completions` completions of the board stand for.
+    fn weigh(&self, completions: u64) -> Result<Partial, CountError>;
+
+    /// Whether the lanes may count it (they find the number of completions only).
+    fn laned(&self) -> bool {
+        true
+    }
+
+    /// Its counts, by the scalar search on the calling thread.
+    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
+        self.weigh(Board::new(n, self.queens()).count(Board::root(), cancel)?)
+    }
+}
+
+/// A border constellation stands for its orbit's solutions and classes.
+impl Subproblem for Constellation {
+    fn queens(&self) -> &[Square] {
+        &self.queens
+    }
+
+    fn weigh(&self, completions: u64) -> Result<Partial, CountError> {
+        orbit_counts(self, completions, 0)
+    }
+
+    /// Not when a half turn maps it to itself: its symmetric completions must be seen.
+    fn laned(&self) -> bool {
+        !self.rotational
+    }
+
+    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
+        constellation_counts(n, self, cancel)
+    }
+}
+
+/// A constellation under the symmetries of the fixed queens stands for its orbit.
+impl Subproblem for Weighted {
+    fn queens(&self) -> &[Square] {
+        &self.queens
+    }
+
+    fn weigh(&self, completions: u64) -> Result<Partial, CountError> {
+        Ok(Partial {
+            solutions: completions
+                .checked_mul(self.orbit)
+                .ok_or(CountError::Overflow)?,
+            classes: 0,
+        })
+    }
+}
+
+/// A part of the plain split with fixed queens stands for its own completions.
+impl Subproblem for Vec<Square> {
+    fn queens(&self) -> &[Square] {
+        self
+    }
+
+    fn weigh(&self, completions: u64) -> Result<Partial, CountError> {
+        Ok(Partial {
+            solutions: completions,
+            classes: 0,
+        })
+    }
 }
 
 /// Set by tests to count without lanes, as on a CPU without AVX2 (the answers are the same
@@ -316,18 +330,13 @@ fn search_alone() -> bool {
     }
 }
 
-/// Completions of a board, in counts.
-type Weigh<'a, T> = dyn Fn(&T, u64) -> Result<Partial, CountError> + Sync + 'a;
-
 /// One set of lanes' view of [`count_boards`]: takes items from the shared queue, splits
 /// each into boards for the lanes, and adds up each item's counts once all its boards are in.
 struct BoardFeed<'a, T> {
     n: u32,
     items: &'a [&'a T],
     queue: &'a AtomicUsize,
-    queens: &'a (dyn Fn(&T) -> Option<&Vec<Square>> + Sync),
-    alone: &'a (dyn Fn(&T) -> Result<Partial, CountError> + Sync),
-    weigh: &'a Weigh<'a, T>,
+    cancel: &'a AtomicBool,
     progress: &'a Progress,
     /// The item being split, and its boards not yet handed out.
     plan: Option<(usize, Plan)>,
@@ -337,7 +346,7 @@ struct BoardFeed<'a, T> {
     total: Partial,
 }
 
-impl<T> BoardFeed<'_, T> {
+impl<T: Subproblem> BoardFeed<'_, T> {
     /// Adds a finished item's counts.
     fn finish(&mut self, part: Partial) -> Result<(), CountError> {
         self.total = self.total.add(self.progress.add(part)?)?;
@@ -347,12 +356,12 @@ impl<T> BoardFeed<'_, T> {
     /// Finishes item `index`, all of whose boards are in.
     fn close(&mut self, index: usize) -> Result<(), CountError> {
         let (all, _) = self.open.remove(&index).unwrap_or_default();
-        let part = (self.weigh)(self.items[index], all)?;
+        let part = self.items[index].weigh(all)?;
         self.finish(part)
     }
 }
 
-impl<T> Feed for BoardFeed<'_, T> {
+impl<T: Subproblem> Feed for BoardFeed<'_, T> {
     fn next(&mut self) -> Result<Option<(usize, Start)>, CountError> {
         loop {
             if let Some((index, plan)) = &mut self.plan {
@@ -373,13 +382,17 @@ impl<T> Feed for BoardFeed<'_, T> {
             let Some(&item) = self.items.get(index) else {
                 return Ok(None);
             };
-            match (self.queens)(item).and_then(|q| Plan::new(self.n, q)) {
+            match item
+                .laned()
+                .then(|| Plan::new(self.n, item.queens()))
+                .flatten()
+            {
                 Some(plan) => {
                     self.open.insert(index, (0, 0));
                     self.plan = Some((index, plan));
                 }
                 None => {
-                    let part = (self.alone)(item)?;
+                    let part = item.alone(self.n, self.cancel)?;
                     self.finish(part)?;
                 }
             }
@@ -427,12 +440,12 @@ fn constellation_counts(
     } else {
         (board.count(Board::root(), cancel)?, 0)
     };
-    weigh(c, all, fixed_points)
+    orbit_counts(c, all, fixed_points)
 }
 
 /// The solutions and classes of `c`'s orbit, from `all` completions of `c` of which
 /// `fixed_points` (counted with multiplicity) a rotation maps to themselves.
-fn weigh(c: &Constellation, all: u64, fixed_points: u64) -> Result<Partial, CountError> {
+fn orbit_counts(c: &Constellation, all: u64, fixed_points: u64) -> Result<Partial, CountError> {
     let orbit = 8 / c.stabilizer;
     let incidences = all.checked_add(fixed_points).ok_or(CountError::Overflow)?;
     debug_assert_eq!(incidences % c.stabilizer, 0);
