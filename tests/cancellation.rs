@@ -5,7 +5,7 @@
 mod common;
 
 use common::ServerProcess;
-use queens::pb::{CountRequest, EnumerateRequest};
+use queens::pb::EnumerateRequest;
 use std::time::Duration;
 use tonic::Code;
 
@@ -59,10 +59,7 @@ async fn leaving_a_stream_stops_its_producer() {
 async fn a_count_past_its_deadline_stops() {
     let server = ServerProcess::start(&[]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let mut request = tonic::Request::new(CountRequest {
-        n: 20,
-        ..Default::default()
-    });
+    let mut request = tonic::Request::new(common::count_request(20));
     request.set_timeout(Duration::from_millis(300));
     let status = client.count(request).await.unwrap_err();
     // The client's own deadline fires as DEADLINE_EXCEEDED; the server answers the same, or
@@ -78,10 +75,7 @@ async fn a_count_past_its_deadline_stops() {
 async fn a_count_abandoned_by_its_caller_stops() {
     let server = ServerProcess::start(&[]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let call = client.count(CountRequest {
-        n: 20,
-        ..Default::default()
-    });
+    let call = client.count(common::count_request(20));
     // Give up after half a second: the call future is dropped, the client resets the stream.
     assert!(
         tokio::time::timeout(Duration::from_millis(500), call)
@@ -155,22 +149,11 @@ async fn after_sigterm_new_calls_are_refused() {
         .status();
     tokio::time::sleep(Duration::from_millis(300)).await;
     // A new call, on the existing connection or a new one, is refused.
-    let refused = client
-        .count(CountRequest {
-            n: 8,
-            ..Default::default()
-        })
-        .await;
+    let refused = client.count(common::count_request(8)).await;
     assert!(refused.is_err(), "{refused:?}");
     let fresh = queens::client::connect(&server.url()).await;
     if let Ok(mut fresh) = fresh {
-        let status = fresh
-            .count(CountRequest {
-                n: 8,
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let status = fresh.count(common::count_request(8)).await.unwrap_err();
         assert!(
             matches!(status.code(), Code::Unavailable | Code::Unknown),
             "{status:?}"
@@ -189,10 +172,7 @@ async fn leaving_a_count_progress_stream_stops_the_count() {
     let server = ServerProcess::start(&[]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
     let mut updates = client
-        .count_progress(CountRequest {
-            n: 20,
-            ..Default::default()
-        })
+        .count_progress(common::count_request(20))
         .await
         .unwrap()
         .into_inner();

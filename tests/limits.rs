@@ -10,13 +10,6 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 use tonic::Code;
 
-fn count(n: u32) -> CountRequest {
-    CountRequest {
-        n,
-        ..Default::default()
-    }
-}
-
 /// Resident memory of a process, in KiB.
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
@@ -35,7 +28,7 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
     assert!(stream.message().await.unwrap().is_some());
     // The open stream holds the only slot, even while its producer waits for the reader.
     let started = Instant::now();
-    let status = client.count(count(8)).await.unwrap_err();
+    let status = client.count(common::count_request(8)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
     assert!(status.message().contains("--max-searches 1"), "{status:?}");
     assert!(
@@ -51,13 +44,13 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
         .unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     // Invalid requests are still told what is wrong, without a slot.
-    let status = client.count(count(0)).await.unwrap_err();
+    let status = client.count(common::count_request(0)).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     // Leaving the stream frees the slot.
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        match client.count(count(8)).await {
+        match client.count(common::count_request(8)).await {
             Ok(r) => {
                 assert_eq!(r.into_inner().solutions, 92);
                 break;
@@ -74,7 +67,7 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
 async fn searches_end_at_the_servers_time_limit() {
     let server = ServerProcess::start(&["--max-search-seconds", "0.5"]);
     let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let status = client.count(count(20)).await.unwrap_err();
+    let status = client.count(common::count_request(20)).await.unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     assert!(
         status.message().contains("--max-search-seconds"),
@@ -86,7 +79,12 @@ async fn searches_end_at_the_servers_time_limit() {
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     // Both slots are free again.
     assert_eq!(
-        client.count(count(8)).await.unwrap().into_inner().solutions,
+        client
+            .count(common::count_request(8))
+            .await
+            .unwrap()
+            .into_inner()
+            .solutions,
         92
     );
 }
@@ -121,7 +119,12 @@ async fn a_million_fixed_squares_are_refused_unread() {
         "the request was not buffered"
     );
     assert_eq!(
-        client.count(count(8)).await.unwrap().into_inner().solutions,
+        client
+            .count(common::count_request(8))
+            .await
+            .unwrap()
+            .into_inner()
+            .solutions,
         92
     );
 }

@@ -168,24 +168,6 @@ async fn rows_render_columns() {
 }
 
 #[tokio::test]
-async fn count_matches_oeis_up_to_14() {
-    let server = InProcess::start().await;
-    let mut c = client(&server).await;
-    for n in 1..=14u32 {
-        let r = c
-            .count(CountRequest {
-                n,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(r.solutions, A000170[n as usize - 1], "n={n}");
-        assert_eq!(r.fundamental, Some(A002562[n as usize - 1]), "n={n}");
-    }
-}
-
-#[tokio::test]
 async fn batches_respect_batch_size_and_the_4mib_cap() {
     let server = InProcess::start().await;
     let mut c = client(&server).await;
@@ -675,10 +657,7 @@ async fn count_progress_ends_with_the_exact_result() {
     let mut c = client(&server).await;
     for n in 1..=16u32 {
         let mut updates = c
-            .count_progress(CountRequest {
-                n,
-                ..Default::default()
-            })
+            .count_progress(common::count_request(n))
             .await
             .unwrap()
             .into_inner();
@@ -698,10 +677,7 @@ async fn count_progress_ends_with_the_exact_result() {
         );
         // Unary Count agrees.
         let r = c
-            .count(CountRequest {
-                n,
-                ..Default::default()
-            })
+            .count(common::count_request(n))
             .await
             .unwrap()
             .into_inner();
@@ -727,10 +703,7 @@ async fn count_progress_ends_with_the_exact_result() {
     assert!(last.done);
     assert_eq!(last.fundamental, None);
     let status = c
-        .count_progress(CountRequest {
-            n: 0,
-            ..Default::default()
-        })
+        .count_progress(common::count_request(0))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);

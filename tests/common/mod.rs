@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use queens::config::Config;
+use queens::pb::CountRequest;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -195,4 +196,12 @@ pub fn is_solution(columns: &[u32]) -> bool {
                     && (j - i) as i64 != (i64::from(columns[i]) - i64::from(columns[j])).abs()
             })
     })
+}
+
+/// A Count request for the whole n×n board.
+pub fn count_request(n: u32) -> CountRequest {
+    CountRequest {
+        n,
+        ..Default::default()
+    }
 }
