@@ -1,8 +1,8 @@
 //! Lockstep lanes: many boards with queens placed in advance searched at once, one per lane
 //! of SIMD registers (AVX-512 written out here, AVX2 left to the compiler).
 //!
-//! A scalar bitboard search loses much of its time to branches the CPU cannot predict
-//! (which bit next, dead end or not). Here every lane takes one step of its own depth-first search per
+//! A scalar bitboard search branches on data at every queen it places (which bit next,
+//! dead end or not). Here every lane takes one step of its own depth-first search per
 //! round, without branching: it places its next queen, or backs up one row. Backing up needs
 //! no stack of masks: the diagonal masks are wide enough that shifting them back restores
 //! them, and each lane keeps only the columns it placed, 5 bits per row, in one word. A lane
