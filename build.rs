@@ -3,7 +3,7 @@
 //! service from that set, and the set itself is written to `OUT_DIR` for server reflection.
 //!
 //! A second, server-only generation (in `OUT_DIR/encoded/`) maps
-//! `queens.v1.EnumerateResponse` to `crate::wire::EncodedBatch`, whose bytes the server
+//! `queens.v1.EnumerateResponse` to `crate::stream::EncodedBatch`, whose bytes the server
 //! writes directly; every other type is the generated one from `crate::pb`, and clients keep
 //! the plain generated `EnumerateResponse`.
 
@@ -26,7 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(false)
         .build_server(true)
         .extern_path(".queens.v1", "crate::pb")
-        .extern_path(".queens.v1.EnumerateResponse", "crate::wire::EncodedBatch")
+        .extern_path(
+            ".queens.v1.EnumerateResponse",
+            "crate::stream::EncodedBatch",
+        )
         .out_dir(encoded)
         .compile_fds(fds)?;
     Ok(())

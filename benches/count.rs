@@ -1,11 +1,11 @@
-//! Counting speed: the fast counter against a plain mirror-symmetric bitboard counter (the
-//! baseline, written here) and the plain search's `count`, in one run.
+//! Counting speed: `queens::solver::count` against a plain mirror-symmetric bitboard counter
+//! (the baseline, written here), in one run.
 //!
 //! Every answer is checked against the baseline's (a mismatch panics). Columns: the
-//! baseline's CPU time; `plain`, the search path's `queens::solver::count`; `fast`,
-//! `count_fast` on one thread; `xT`, `count_parallel` on T threads, in wall time and in CPU
-//! time of all threads. Single-threaded counters are timed in CPU time of the running thread,
-//! so other load on the machine barely moves them; the parallel wall time does depend on it.
+//! baseline's CPU time; `x1`, the count on a pool of one thread, in CPU time; `xT`, the count
+//! on a pool of T threads, in wall time and in CPU time of all threads. CPU times are summed
+//! over the process's threads from Linux's per-thread scheduler statistics (nanoseconds), so
+//! other load on the machine barely moves them; the parallel wall time does depend on it.
 //! Ratios are to the baseline's CPU time.
 //!
 //! Each counter runs `QUEENS_BENCH_REPEAT` times (default 3) in turn, and the least time of
@@ -15,8 +15,8 @@
 //! `QUEENS_BENCH_N` variable (comma-separated), e.g. `cargo bench --bench count -- 10 11` for a
 //! smoke run; `QUEENS_BENCH_THREADS` sets the parallel counter's threads (default 2).
 
-use queens::solver::{Counts, Problem, Shard, count, count_fast, count_parallel, simd_registers};
-use std::sync::atomic::AtomicBool;
+use queens::solver::pool::wait;
+use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, count, simd_registers};
 use std::time::{Duration, Instant};
 
 /// Baseline times below this give no ratios (the CPU clocks' resolution is about 1-10 ms).
@@ -35,20 +35,19 @@ fn main() {
         None => println!("no SIMD registers for Count's lanes: it searches every board alone"),
     }
     println!(
-        "{:>3} {:>14} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>6} {:>9}",
+        "{:>3} {:>14} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9}",
         "n",
         "solutions",
         "base cpu",
-        "plain cpu",
-        "ratio",
-        "fast cpu",
+        "x1 cpu",
         "ratio",
         format!("x{threads} wall"),
         "ratio",
         format!("x{threads} cpu"),
     );
+    let pools = (Pool::new(1), Pool::new(threads));
     for n in sizes {
-        row(n, threads, repeat);
+        row(n, repeat, &pools);
     }
 }
 
@@ -78,49 +77,57 @@ fn sizes() -> Vec<u32> {
     }
 }
 
+/// Counts `problem` on `pool` with as many engines as it has threads.
+fn counted(problem: &Problem, pool: &Pool) -> Counts {
+    let options = CountOptions {
+        threads: pool.threads(),
+        ..CountOptions::default()
+    };
+    wait(|done| count(problem, options, pool, done))
+        .expect("a result")
+        .expect("count")
+}
+
+/// Runs `f`, returning its value, its wall time and the CPU time of the whole process.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
+    let (started, before) = (Instant::now(), process_cpu());
+    let value = std::hint::black_box(f());
+    let wall = started.elapsed();
+    let cpu = process_cpu()
+        .zip(before)
+        .map_or(wall, |(after, before)| after.saturating_sub(before));
+    (value, wall, cpu)
+}
+
 /// Measures and prints one board size: every counter `repeat` times, in turn.
-fn row(n: u32, threads: usize, repeat: usize) {
-    let never = AtomicBool::new(false);
+fn row(n: u32, repeat: usize, (one, many): &(Pool, Pool)) {
     let problem = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
     let mut base = Duration::MAX;
-    let mut search_cpu = Duration::MAX;
-    let mut fast_cpu = Duration::MAX;
+    let mut single_cpu = Duration::MAX;
     let mut parallel_wall = Duration::MAX;
     let mut parallel_cpu = Duration::MAX;
     let mut answers = None;
     for _ in 0..repeat {
-        let (expected, t) = cpu_time(|| baseline(n));
+        let (expected, _, t) = timed(|| baseline(n));
         base = base.min(t);
-        let (search, t) = cpu_time(|| count(&problem, &never).expect("search count"));
-        search_cpu = search_cpu.min(t);
-        let (fast, t) = cpu_time(|| count_fast(&problem, &never).expect("fast count"));
-        fast_cpu = fast_cpu.min(t);
-        let (started, process_before) = (Instant::now(), process_cpu());
-        let parallel = count_parallel(&problem, &never, threads).expect("parallel count");
-        parallel_wall = parallel_wall.min(started.elapsed());
-        let cpu = process_cpu()
-            .zip(process_before)
-            .map_or(Duration::ZERO, |(after, before)| {
-                after.saturating_sub(before)
-            });
+        let (single, _, t) = timed(|| counted(&problem, one));
+        single_cpu = single_cpu.min(t);
+        let (parallel, wall, cpu) = timed(|| counted(&problem, many));
+        parallel_wall = parallel_wall.min(wall);
         parallel_cpu = parallel_cpu.min(cpu);
-        answers = Some((expected, search, fast, parallel));
+        answers = Some((expected, single, parallel));
     }
-    let Some((expected, search, fast, parallel)) = answers else {
+    let Some((expected, single, parallel)) = answers else {
         return;
     };
-    for (name, got) in [("search", search), ("fast", fast), ("parallel", parallel)] {
+    for (name, got) in [("x1", single), ("parallel", parallel)] {
         check(n, name, got, expected);
     }
     assert_eq!(
-        search.fundamental, fast.fundamental,
+        single.fundamental, parallel.fundamental,
         "n = {n}: classes differ"
     );
-    assert_eq!(
-        search.fundamental, parallel.fundamental,
-        "n = {n}: classes differ"
-    );
-    // CPU clocks tick in milliseconds: below MIN_TIMED a ratio would be noise.
+    // Below MIN_TIMED a ratio would be noise.
     let ratio = |d: Duration| {
         if base < MIN_TIMED {
             "-".to_string()
@@ -129,12 +136,10 @@ fn row(n: u32, threads: usize, repeat: usize) {
         }
     };
     println!(
-        "{n:>3} {expected:>14} {:>8.3}s {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s",
+        "{n:>3} {expected:>14} {:>8.3}s {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s",
         base.as_secs_f64(),
-        search_cpu.as_secs_f64(),
-        ratio(search_cpu),
-        fast_cpu.as_secs_f64(),
-        ratio(fast_cpu),
+        single_cpu.as_secs_f64(),
+        ratio(single_cpu),
         parallel_wall.as_secs_f64(),
         ratio(parallel_wall),
         parallel_cpu.as_secs_f64(),
@@ -180,32 +185,16 @@ fn plain(full: u32, cols: u32, d1: u32, d2: u32) -> u64 {
     total
 }
 
-/// Runs `f`, returning its value and the CPU time the calling thread spent in it.
-fn cpu_time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let start = thread_cpu();
-    let wall = Instant::now();
-    let value = std::hint::black_box(f());
-    let cpu = match (start, thread_cpu()) {
-        (Some(a), Some(b)) => b.saturating_sub(a),
-        _ => wall.elapsed(),
-    };
-    (value, cpu)
-}
-
-/// CPU time of the whole process (all threads) so far, from Linux's `/proc/self/stat`
-/// (user and system clock ticks, fields 14 and 15, at the usual 100 ticks per second).
+/// CPU time of the whole process so far: the sum over its live threads of Linux's
+/// `/proc/self/task/*/schedstat` (nanoseconds on the CPU first); `None` elsewhere, and the
+/// bench falls back to wall time. The pools live for the whole run, so no thread's time is
+/// lost between two readings.
 fn process_cpu() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let after_name = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-/// CPU time of the calling thread so far, from Linux's `/proc/thread-self/schedstat`
-/// (nanoseconds on the CPU first); `None` elsewhere, and the bench falls back to wall time.
-fn thread_cpu() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let nanos = text.split_whitespace().next()?.parse().ok()?;
+    let mut nanos = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        let text = std::fs::read_to_string(path).ok()?;
+        nanos += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
     Some(Duration::from_nanos(nanos))
 }

@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             produce_threads: std::env::var("QUEENS_PRODUCE_THREADS")
                 .ok()
                 .and_then(|t| t.parse().ok())
-                .unwrap_or_else(queens::config::default_produce_threads),
+                .unwrap_or_else(queens::config::default_search_threads),
             ..Config::default()
         },
         std::future::pending(),
@@ -62,11 +62,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             };
             let first = stream.message().await?.ok_or("an empty stream")?;
             let ms = started.elapsed().as_secs_f64() * 1e3;
+            let mut text = Vec::new();
+            queens::render::compact(&first.boards[0].columns, &mut text);
             println!(
                 "{n:>3} {:>8} {ms:>12.1} {:>8}  {}",
                 if compact { "compact" } else { "rows" },
                 first.boards.len(),
-                queens::client::compact(&first.boards[0])
+                String::from_utf8_lossy(&text)
             );
         }
     }

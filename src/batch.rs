@@ -5,11 +5,95 @@
 //! (the index comes from `JOB_COMPLETION_INDEX`); scheduling, retries and placement are the
 //! orchestrator's. Fan-out over running servers lives in `fanout.rs`.
 
-use crate::solver::{self, Problem, Shard, Square};
+use crate::pb::CountRequest;
+use crate::service::Query;
+use crate::solver::{self, CountError, CountOptions, Counts, Pool, QueryError, Shard};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+
+/// The variable a Kubernetes Indexed Job sets to each pod's index.
+pub const INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
+
+/// Why a shard count or a sum failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The question is not a valid one.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// The count failed.
+    #[error(transparent)]
+    Count(#[from] CountError),
+    /// `--shards` was given without `--shard` and the orchestrator's index is not set.
+    #[error("--shards without --shard needs ${variable}")]
+    NoIndex {
+        /// The variable looked for.
+        variable: &'static str,
+    },
+    /// The orchestrator's index is not a number.
+    #[error("{variable}: {value:?} is not a shard index")]
+    BadIndex {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// A line is not a shard count.
+    #[error("line {line}: not a shard count: {source}")]
+    Line {
+        /// Its number, from 1.
+        line: usize,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A line counts another board or another split than the lines before it.
+    #[error(
+        "line {line}: n {n} with {count} shards, but earlier lines have n {first_n} with \
+         {first_count} shards"
+    )]
+    Mismatch {
+        /// Its number, from 1.
+        line: usize,
+        /// Its board size.
+        n: u32,
+        /// Its number of shards.
+        count: u32,
+        /// The earlier lines' board size.
+        first_n: u32,
+        /// The earlier lines' number of shards.
+        first_count: u32,
+    },
+    /// A line names a shard its split does not have.
+    #[error("line {line}: shard {index} of {count} does not exist")]
+    NoSuchShard {
+        /// Its number, from 1.
+        line: usize,
+        /// The shard's index.
+        index: u32,
+        /// The number of shards.
+        count: u32,
+    },
+    /// No line was given.
+    #[error("no shard counts given")]
+    Empty,
+    /// Shards are missing or repeated.
+    #[error(
+        "n {n} with {shards} shards: missing shards {missing:?}, duplicated shards {duplicated:?}"
+    )]
+    Incomplete {
+        /// Board size.
+        n: u32,
+        /// Number of shards.
+        shards: u32,
+        /// Shards without a line.
+        missing: Vec<u32>,
+        /// Shards with more than one.
+        duplicated: Vec<u32>,
+    },
+    /// The total does not fit in a `u64`.
+    #[error("the total does not fit in 64 bits")]
+    Overflow,
+}
 
 /// Which shard a line counts.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -36,15 +120,41 @@ pub struct ShardCount {
     pub seconds: f64,
 }
 
-/// Counts one shard in this process, on every core it may use.
-pub fn count_local(n: u32, fixed: &[Square], shard: Shard) -> Result<ShardCount, String> {
-    let problem = Problem::new(n, fixed, false, shard).map_err(|e| e.to_string())?;
+/// The shard a batch task counts: `shard` when given, else part `$JOB_COMPLETION_INDEX` of
+/// `shards` when the number of shards is given, else the whole search.
+pub fn shard_of_task(shard: Option<Shard>, shards: Option<u32>) -> Result<Shard, Error> {
+    let index = |variable: &'static str| -> Result<u32, Error> {
+        let value = std::env::var(variable).map_err(|_| Error::NoIndex { variable })?;
+        value
+            .trim()
+            .parse()
+            .map_err(|_| Error::BadIndex { variable, value })
+    };
+    Ok(match (shard, shards) {
+        (Some(shard), _) => shard,
+        (None, Some(count)) => Shard {
+            index: index(INDEX_VARIABLE)?,
+            count,
+        },
+        (None, None) => Shard::WHOLE,
+    })
+}
+
+/// Counts the question of `request` in this process on `threads` threads (the server's
+/// validation, with the core's limits).
+pub fn count_local(request: &CountRequest, threads: usize) -> Result<ShardCount, Error> {
+    let problem = Query::default().count(request)?;
     let started = Instant::now();
-    let threads = crate::config::default_max_searches();
-    let counts = solver::count_parallel(&problem, &AtomicBool::new(false), threads)
-        .map_err(|e| e.to_string())?;
+    let options = CountOptions {
+        threads,
+        ..CountOptions::default()
+    };
+    let pool = Pool::new(threads);
+    let counts = solver::pool::wait(|done| solver::count(&problem, options, &pool, done))
+        .unwrap_or(Err(CountError::Failed))?;
+    let shard = problem.shard();
     Ok(ShardCount {
-        n,
+        n: problem.n(),
         shard: ShardId {
             index: shard.index,
             count: shard.parts(),
@@ -70,7 +180,7 @@ pub struct Total {
 
 /// Sums shard lines (blank lines skipped). Fails, naming them, when shards are missing or
 /// repeated, or when lines disagree on n or on the number of shards.
-pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, String> {
+pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, Error> {
     let mut seen: BTreeMap<u32, ShardCount> = BTreeMap::new();
     let mut duplicated = Vec::new();
     let mut first: Option<(u32, u32)> = None;
@@ -78,30 +188,30 @@ pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, String> {
         if line.trim().is_empty() {
             continue;
         }
-        let c: ShardCount = serde_json::from_str(&line)
-            .map_err(|e| format!("line {}: not a shard count: {e}", number + 1))?;
+        let c: ShardCount = serde_json::from_str(&line).map_err(|source| Error::Line {
+            line: number + 1,
+            source,
+        })?;
         let key = (c.n, c.shard.count);
         match first {
             None => first = Some(key),
             Some(f) if f != key => {
-                return Err(format!(
-                    "line {}: n {} with {} shards, but earlier lines have n {} with {} shards",
-                    number + 1,
-                    c.n,
-                    c.shard.count,
-                    f.0,
-                    f.1
-                ));
+                return Err(Error::Mismatch {
+                    line: number + 1,
+                    n: c.n,
+                    count: c.shard.count,
+                    first_n: f.0,
+                    first_count: f.1,
+                });
             }
             Some(_) => {}
         }
         if c.shard.index >= c.shard.count.max(1) {
-            return Err(format!(
-                "line {}: shard {} of {} does not exist",
-                number + 1,
-                c.shard.index,
-                c.shard.count
-            ));
+            return Err(Error::NoSuchShard {
+                line: number + 1,
+                index: c.shard.index,
+                count: c.shard.count,
+            });
         }
         match seen.entry(c.shard.index) {
             std::collections::btree_map::Entry::Occupied(_) => duplicated.push(c.shard.index),
@@ -110,32 +220,36 @@ pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, String> {
             }
         }
     }
-    let (n, shards) = first.ok_or("no shard counts given")?;
+    let (n, shards) = first.ok_or(Error::Empty)?;
     let missing: Vec<u32> = (0..shards.max(1))
         .filter(|i| !seen.contains_key(i))
         .collect();
     if !missing.is_empty() || !duplicated.is_empty() {
         duplicated.sort_unstable();
         duplicated.dedup();
-        return Err(format!(
-            "n {n} with {shards} shards: missing shards {missing:?}, duplicated shards {duplicated:?}"
-        ));
+        return Err(Error::Incomplete {
+            n,
+            shards,
+            missing,
+            duplicated,
+        });
     }
-    let overflow = || "the total does not fit in 64 bits".to_string();
-    let mut solutions = 0u64;
-    let mut fundamental = Some(0u64);
+    let mut total = Counts {
+        solutions: 0,
+        fundamental: Some(0),
+    };
     for c in seen.values() {
-        solutions = solutions.checked_add(c.solutions).ok_or_else(overflow)?;
-        fundamental = match (fundamental, c.fundamental) {
-            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or_else(overflow)?),
-            _ => None,
+        let part = Counts {
+            solutions: c.solutions,
+            fundamental: c.fundamental,
         };
+        total = total.checked_add(part).map_err(|_| Error::Overflow)?;
     }
     Ok(Total {
         n,
         shards,
-        solutions,
-        fundamental,
+        solutions: total.solutions,
+        fundamental: total.fundamental,
     })
 }
 
@@ -158,7 +272,12 @@ mod tests {
     fn local_shards_sum_to_the_whole() {
         let lines: Vec<String> = (0..5)
             .map(|i| {
-                let c = count_local(10, &[], Shard { index: i, count: 5 }).unwrap();
+                let request = CountRequest {
+                    n: 10,
+                    shard: Some(crate::pb::Shard { index: i, count: 5 }),
+                    ..CountRequest::default()
+                };
+                let c = count_local(&request, 2).unwrap();
                 serde_json::to_string(&c).unwrap()
             })
             .collect();
@@ -170,10 +289,14 @@ mod tests {
 
     #[test]
     fn missing_and_duplicated_shards_are_named() {
-        let err = sum(vec![line(0, 3, 1), line(2, 3, 1), line(2, 3, 1)]).unwrap_err();
+        let err = sum(vec![line(0, 3, 1), line(2, 3, 1), line(2, 3, 1)])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("missing shards [1]"), "{err}");
         assert!(err.contains("duplicated shards [2]"), "{err}");
-        let err = sum(vec![line(0, 2, 1), line(1, 3, 1)]).unwrap_err();
+        let err = sum(vec![line(0, 2, 1), line(1, 3, 1)])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("earlier lines"), "{err}");
         assert!(sum(Vec::<String>::new()).is_err());
         assert!(sum(vec!["{nonsense".to_string()]).is_err());

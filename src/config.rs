@@ -44,10 +44,23 @@ pub const CHANNEL_MESSAGES: usize = 4;
 /// keeps a stream's memory flat whatever the size of the result or the speed of the client.
 pub const REORDER_BYTES: usize = 4 * 1024 * 1024;
 
-/// Worker threads of one parallel stream by default: one per core, since each keeps a core
-/// busy searching and encoding.
-pub fn default_produce_threads() -> usize {
+/// The cores this process may use (its CPU affinity), at least 1.
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Threads of the server's search pool by default: one per core. Every Count and every
+/// Enumerate runs on this pool, in slices, so it is the whole CPU budget of the searches
+/// however many run at once.
+pub fn default_search_threads() -> usize {
+    cores()
+}
+
+/// Threads of the async runtime by default (network I/O, HTTP/2, sending messages): one per
+/// core up to 4. Boards are encoded on the search pool, so the runtime's work per message is
+/// framing and a copy; a few threads carry any stream this machine can produce.
+pub fn default_io_threads() -> usize {
+    cores().min(4)
 }
 
 /// Longest a found board waits in a partly filled batch: sparse searches (fixed queens,
@@ -78,7 +91,7 @@ pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Concurrent searches by default: one per core the process may use, since each search
 /// keeps a core busy; more would only slow every search down.
 pub fn default_max_searches() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    cores()
 }
 
 /// CountProgress sends an update this often: a few per second is smooth for a progress bar
@@ -98,8 +111,10 @@ pub struct Config {
     pub channel_messages: usize,
     /// Longest a board waits in a partial batch.
     pub flush_interval: Duration,
-    /// Worker threads of one Enumerate stream without limit or shards (1: the sequential
-    /// search in the stream's own thread).
+    /// Threads of the search pool that every Count and Enumerate runs on.
+    pub search_threads: usize,
+    /// Most pool threads one Enumerate stream without limit or shards keeps busy (1: the
+    /// sequential search).
     pub produce_threads: usize,
     /// Cap on the encoded bytes a parallel stream's workers hold ahead of the client.
     pub reorder_bytes: usize,
@@ -115,12 +130,40 @@ pub struct Config {
     pub keepalive_interval: Duration,
     /// How long a keepalive ping may go unanswered.
     pub keepalive_timeout: Duration,
-    /// Threads one Count may use (a pool of them shares its subproblems).
+    /// Most pool threads one Count keeps busy (its engines share its subproblems).
     pub count_threads: usize,
     /// Interval between CountProgress updates.
     pub progress_interval: Duration,
     /// Serve over TLS with this certificate and key (PEM); plaintext when `None`.
     pub tls: Option<TlsPem>,
+}
+
+/// A number of seconds from the command line: finite, from 0 to 1e9.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub Duration);
+
+/// Why a text is not a number of [`Seconds`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected a number of seconds between 0 and 1e9")]
+pub struct SecondsError;
+
+impl std::str::FromStr for Seconds {
+    type Err = SecondsError;
+
+    fn from_str(text: &str) -> Result<Seconds, SecondsError> {
+        let value: f64 = text.trim().parse().map_err(|_| SecondsError)?;
+        if value.is_finite() && (0.0..=1e9).contains(&value) {
+            Ok(Seconds(Duration::from_secs_f64(value)))
+        } else {
+            Err(SecondsError)
+        }
+    }
+}
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.as_secs_f64())
+    }
 }
 
 /// A server certificate chain and its private key, both PEM.
@@ -130,6 +173,34 @@ pub struct TlsPem {
     pub cert: Vec<u8>,
     /// The private key.
     pub key: Vec<u8>,
+}
+
+impl TlsPem {
+    /// Reads the certificate chain and the key from their files.
+    pub fn read(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsPem, ReadError> {
+        Ok(TlsPem {
+            cert: read(cert)?,
+            key: read(key)?,
+        })
+    }
+}
+
+/// A file that could not be read, named.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read {}: {source}", path.display())]
+pub struct ReadError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// The bytes of the file at `path`.
+pub fn read(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
+    std::fs::read(path).map_err(|source| ReadError {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl std::fmt::Debug for TlsPem {
@@ -151,7 +222,8 @@ impl Default for Config {
             default_batch_bytes: DEFAULT_BATCH_BYTES,
             channel_messages: CHANNEL_MESSAGES,
             flush_interval: FLUSH_INTERVAL,
-            produce_threads: default_produce_threads(),
+            search_threads: default_search_threads(),
+            produce_threads: default_search_threads(),
             reorder_bytes: REORDER_BYTES,
             shutdown_grace: SHUTDOWN_GRACE,
             max_searches: default_max_searches(),
@@ -159,7 +231,7 @@ impl Default for Config {
             max_request_bytes: MAX_REQUEST_BYTES,
             keepalive_interval: KEEPALIVE_INTERVAL,
             keepalive_timeout: KEEPALIVE_TIMEOUT,
-            count_threads: default_max_searches(),
+            count_threads: default_search_threads(),
             progress_interval: PROGRESS_INTERVAL,
             tls: None,
         }

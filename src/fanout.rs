@@ -7,10 +7,12 @@
 //! RESOURCE_EXHAUSTED, a broken connection) puts the shard back, up to a bounded number of
 //! attempts. Enumeration writes each shard to its own file and resumes from the last complete
 //! line, recording finished shards in a manifest, so rerunning the command finishes the job.
-//! Local (server-less) shard counts and their summing live in `batch.rs`; flags in `main.rs`.
+//! Local (server-less) shard counts and their summing live in `batch.rs`; printing in
+//! `client`; flags in `main.rs`.
 
 use crate::pb::queens_client::QueensClient;
 use crate::pb::{CountRequest, EnumerateRequest, Shard, Square};
+use crate::solver::Counts;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::{BufRead, Seek, Write};
@@ -76,12 +78,97 @@ pub struct CountTotal {
     pub endpoints: Vec<EndpointStats>,
 }
 
-/// Progress callback: shards done, shards in all, solutions so far.
-pub type Progress = Arc<dyn Fn(u64, u64, u64) + Send + Sync>;
+/// Called as shards finish: shards done, shards in all, solutions so far.
+pub type OnShard = Arc<dyn Fn(u64, u64, u64) + Send + Sync>;
+
+/// Why a fanned-out run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An endpoint's name did not resolve.
+    #[error("cannot resolve {endpoint}: {source}")]
+    Resolve {
+        /// The endpoint as given.
+        endpoint: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No endpoint was given.
+    #[error("no endpoints given")]
+    NoEndpoints,
+    /// A shard failed with a retryable status on every attempt.
+    #[error(
+        "shard {index} failed {attempts} times; last from {url}: {:?}: {}",
+        status.code(),
+        status.message()
+    )]
+    Attempts {
+        /// The shard.
+        index: u32,
+        /// Attempts made.
+        attempts: u32,
+        /// The endpoint of the last attempt.
+        url: String,
+        /// Its status.
+        status: Box<tonic::Status>,
+    },
+    /// A shard failed with a status no retry can change.
+    #[error("shard {index} on {url}: {:?}: {}", status.code(), status.message())]
+    Refused {
+        /// The shard.
+        index: u32,
+        /// The endpoint.
+        url: String,
+        /// Its status.
+        status: Box<tonic::Status>,
+    },
+    /// Every endpoint was given up with shards left.
+    #[error("every endpoint failed; {} shards unfinished ({})", left.len(), list(left))]
+    Unfinished {
+        /// The shards left.
+        left: Vec<u32>,
+    },
+    /// The total does not fit in a `u64`.
+    #[error("the total does not fit in 64 bits")]
+    Overflow,
+    /// A file or directory of the output could not be used.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest of the output directory could not be read.
+    #[error("unreadable manifest in {}: {source}", dir.display())]
+    Manifest {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The output directory holds another job's files.
+    #[error("{} holds another job (n {n}, {shards} shards); use an empty directory", dir.display())]
+    OtherJob {
+        /// The directory.
+        dir: PathBuf,
+        /// The other job's board size.
+        n: u32,
+        /// The other job's number of shards.
+        shards: u32,
+    },
+}
+
+/// Shard numbers as `1,4,7`.
+fn list(shards: &[u32]) -> String {
+    let text: Vec<String> = shards.iter().map(u32::to_string).collect();
+    text.join(",")
+}
 
 /// Expands endpoint arguments into URLs: each is a URL or `host:port`; a name that resolves
 /// to several addresses (a Kubernetes headless Service) becomes one endpoint per address.
-pub async fn resolve(endpoints: &[String]) -> Result<Vec<String>, String> {
+pub async fn resolve(endpoints: &[String]) -> Result<Vec<String>, Error> {
     let mut urls = Vec::new();
     for endpoint in endpoints {
         let (scheme, rest) = match endpoint.split_once("://") {
@@ -91,7 +178,10 @@ pub async fn resolve(endpoints: &[String]) -> Result<Vec<String>, String> {
         let host_port = rest.trim_end_matches('/');
         let addrs: Vec<_> = tokio::net::lookup_host(host_port)
             .await
-            .map_err(|e| format!("cannot resolve {endpoint}: {e}"))?
+            .map_err(|source| Error::Resolve {
+                endpoint: endpoint.clone(),
+                source,
+            })?
             .collect();
         let is_literal = host_port.parse::<std::net::SocketAddr>().is_ok();
         if addrs.len() <= 1 || is_literal || scheme == "https" {
@@ -103,7 +193,7 @@ pub async fn resolve(endpoints: &[String]) -> Result<Vec<String>, String> {
     urls.sort();
     urls.dedup();
     if urls.is_empty() {
-        return Err("no endpoints given".into());
+        return Err(Error::NoEndpoints);
     }
     Ok(urls)
 }
@@ -128,7 +218,7 @@ struct Queue<R> {
     pending: VecDeque<(u32, u32)>,
     results: Vec<Option<R>>,
     outstanding: usize,
-    fatal: Option<String>,
+    fatal: Option<Error>,
     stats: Vec<EndpointStats>,
     /// Workers still running, per endpoint.
     live: Vec<usize>,
@@ -154,8 +244,8 @@ async fn run_shards<T: ShardTask>(
     urls: &[String],
     skip: &[u32],
     task: T,
-    progress: Option<Progress>,
-) -> Result<(Vec<Option<T::Output>>, Vec<EndpointStats>), String> {
+    progress: Option<OnShard>,
+) -> Result<(Vec<Option<T::Output>>, Vec<EndpointStats>), Error> {
     let pending: VecDeque<(u32, u32)> = (0..job.shards)
         .filter(|i| !skip.contains(i))
         .map(|i| (i, 0))
@@ -205,12 +295,8 @@ async fn run_shards<T: ShardTask>(
         return Err(fatal);
     }
     if q.outstanding > 0 {
-        let left: Vec<String> = q.pending.iter().map(|(i, _)| i.to_string()).collect();
-        return Err(format!(
-            "every endpoint failed; {} shards unfinished ({})",
-            q.outstanding,
-            left.join(",")
-        ));
+        let left = q.pending.iter().map(|&(i, _)| i).collect();
+        return Err(Error::Unfinished { left });
     }
     let results = std::mem::take(&mut q.results);
     Ok((results, std::mem::take(&mut q.stats)))
@@ -227,7 +313,7 @@ async fn worker<T: ShardTask>(
     max_attempts: u32,
     total: u64,
     done_before: u64,
-    progress: Option<Progress>,
+    progress: Option<OnShard>,
 ) {
     let _live = Live {
         queue: queue.clone(),
@@ -344,23 +430,23 @@ fn record<R>(
             q.stats[e].failures += 1;
             q.failing[e] += 1;
             if attempts + 1 >= max_attempts {
-                q.fatal = Some(format!(
-                    "shard {index} failed {} times; last from {url}: {:?}: {}",
-                    attempts + 1,
-                    status.code(),
-                    status.message()
-                ));
+                q.fatal = Some(Error::Attempts {
+                    index,
+                    attempts: attempts + 1,
+                    url: url.to_string(),
+                    status: Box::new(status),
+                });
                 return Step::Stop;
             }
             q.pending.push_back((index, attempts + 1));
             Step::Retry
         }
         Err(status) => {
-            q.fatal = Some(format!(
-                "shard {index} on {url}: {:?}: {}",
-                status.code(),
-                status.message()
-            ));
+            q.fatal = Some(Error::Refused {
+                index,
+                url: url.to_string(),
+                status: Box::new(status),
+            });
             Step::Stop
         }
     }
@@ -373,13 +459,13 @@ struct CountShard {
 }
 
 impl ShardTask for CountShard {
-    type Output = (u64, Option<u64>);
+    type Output = Counts;
 
     async fn run(
         &self,
         mut client: QueensClient<Channel>,
         index: u32,
-    ) -> Result<((u64, Option<u64>), u64), tonic::Status> {
+    ) -> Result<(Counts, u64), tonic::Status> {
         let request = CountRequest {
             n: self.job.n,
             fixed: self.job.fixed.clone(),
@@ -389,7 +475,11 @@ impl ShardTask for CountShard {
             }),
         };
         let r = client.count(request).await?.into_inner();
-        Ok(((r.solutions, r.fundamental), r.solutions))
+        let counts = Counts {
+            solutions: r.solutions,
+            fundamental: r.fundamental,
+        };
+        Ok((counts, r.solutions))
     }
 }
 
@@ -397,24 +487,22 @@ impl ShardTask for CountShard {
 pub async fn count(
     job: &Job,
     urls: &[String],
-    progress: Option<Progress>,
-) -> Result<CountTotal, String> {
+    progress: Option<OnShard>,
+) -> Result<CountTotal, Error> {
     let task = CountShard {
         job: Arc::new(job.clone()),
     };
     let (results, endpoints) = run_shards(job, urls, &[], task, progress).await?;
-    let overflow = || "the total does not fit in 64 bits".to_string();
-    let (mut solutions, mut fundamental) = (0u64, Some(0u64));
-    for (s, f) in results.into_iter().flatten() {
-        solutions = solutions.checked_add(s).ok_or_else(overflow)?;
-        fundamental = match (fundamental, f) {
-            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or_else(overflow)?),
-            _ => None,
-        };
+    let mut total = Counts {
+        solutions: 0,
+        fundamental: Some(0),
+    };
+    for part in results.into_iter().flatten() {
+        total = total.checked_add(part).map_err(|_| Error::Overflow)?;
     }
     Ok(CountTotal {
-        solutions,
-        fundamental,
+        solutions: total.solutions,
+        fundamental: total.fundamental,
         endpoints,
     })
 }
@@ -533,9 +621,12 @@ impl ShardTask for EnumerateShard {
         };
         let mut stream = client.enumerate(request).await?.into_inner();
         while let Some(message) = stream.message().await? {
+            let mut text = Vec::new();
             for board in &message.boards {
-                writeln!(out, "{}", crate::client::compact(board)).map_err(io)?;
+                crate::render::compact(&board.columns, &mut text);
+                text.push(b'\n');
             }
+            out.write_all(&text).map_err(io)?;
             // Whole lines reach the file message by message: a resume starts after them.
             out.flush().map_err(io)?;
             written += message.boards.len() as u64;
@@ -555,25 +646,31 @@ pub async fn enumerate(
     job: &Job,
     urls: &[String],
     dir: &Path,
-    progress: Option<Progress>,
-) -> Result<(u64, Vec<EndpointStats>), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    progress: Option<OnShard>,
+) -> Result<(u64, Vec<EndpointStats>), Error> {
+    let io = |what: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { what, path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let fresh = Manifest::of(job);
     let manifest = match std::fs::read(Manifest::path(dir)) {
         Ok(bytes) => {
-            let old: Manifest = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("unreadable manifest in {}: {e}", dir.display()))?;
+            let old: Manifest =
+                serde_json::from_slice(&bytes).map_err(|source| Error::Manifest {
+                    dir: dir.to_path_buf(),
+                    source,
+                })?;
             let same = Manifest {
                 done: Vec::new(),
                 ..old.clone()
             };
             if same != fresh {
-                return Err(format!(
-                    "{} holds another job (n {}, {} shards); use an empty directory",
-                    dir.display(),
-                    old.n,
-                    old.shards
-                ));
+                return Err(Error::OtherJob {
+                    dir: dir.to_path_buf(),
+                    n: old.n,
+                    shards: old.shards,
+                });
             }
             old
         }
@@ -581,7 +678,7 @@ pub async fn enumerate(
     };
     manifest
         .save(dir)
-        .map_err(|e| format!("cannot write the manifest: {e}"))?;
+        .map_err(io("cannot write the manifest in", dir))?;
     let skip = manifest.done.clone();
     let task = EnumerateShard {
         job: Arc::new(job.clone()),
@@ -591,8 +688,8 @@ pub async fn enumerate(
     let (_, stats) = run_shards(job, urls, &skip, task, progress).await?;
     let mut boards = 0;
     for index in 0..job.shards {
-        let file = std::fs::File::open(shard_file(dir, index, job.shards))
-            .map_err(|e| format!("shard {index}: {e}"))?;
+        let path = shard_file(dir, index, job.shards);
+        let file = std::fs::File::open(&path).map_err(io("cannot read", &path))?;
         boards += std::io::BufReader::new(file).lines().count() as u64;
     }
     Ok((boards, stats))

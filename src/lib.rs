@@ -1,26 +1,29 @@
 //! `queens`: N-Queens as a gRPC service (`queens.v1.Queens`), with a CLI client.
 //!
 //! # Layout
-//! - [`solver`]: the search core. Pure and synchronous (no tokio, no I/O, no gRPC): validated
-//!   questions ([`solver::Problem`]), enumeration into a stoppable [`solver::Sink`] in
-//!   lexicographic order, a separate counting path, and the naive oracle its tests use.
-//! - [`service`]: the gRPC service. Maps requests to solver questions, runs searches off the
-//!   runtime with a bounded channel back to the client, maps errors to `Status` in one place.
-//! - [`wire`]: Enumerate's response bytes written directly from column vectors, and the
-//!   server-only generation of the service that sends them.
-//! - [`produce`]: one stream produced by several threads on prefix tasks, merged back into
-//!   lexicographic order through a bounded reorder buffer.
-//! - [`server`]: `run(listener, config, shutdown)`: health, reflection, bounded shutdown.
+//! - [`solver`]: the search core. Pure (no tokio, no I/O, no gRPC): validated questions
+//!   ([`solver::Problem`]), enumeration into a stoppable [`solver::Sink`] in lexicographic
+//!   order, a separate counting path, the pool of threads searches run on, and the naive
+//!   oracle its tests use.
+//! - [`stream`]: Enumerate's pipeline from the solver to response bytes: the one rule that
+//!   picks sequential or parallel production, the producer on the pool with its reorder
+//!   buffer, the encoder, the sender and its bounded channel.
+//! - [`service`]: the gRPC service: thin handlers, request validation ([`service::Query`]),
+//!   admission, running counts, and the one mapping of errors to `Status`.
+//! - [`server`]: `run(listener, config, shutdown)`: the search pool, health, reflection,
+//!   bounded shutdown.
 //! - [`config`]: every server knob and its default, with the reason for each value.
-//! - [`client`]: a thin client shared by the CLI and the tests.
+//! - [`client`]: the client side shared by the CLI and the tests: connecting, and the
+//!   commands' output (boards, counts, progress bars).
 //! - [`fanout`]: one count or enumeration spread over several servers by shards, with an
 //!   explicit retry queue and resumable per-shard files.
-//! - [`batch`]: a shard counted in process as a JSON line, and the checked sum of such lines
-//!   (for orchestrators such as a Kubernetes Indexed Job).
+//! - [`batch`]: a shard counted in process as a JSON line (its index from an orchestrator's
+//!   environment), and the checked sum of such lines.
+//! - [`render`]: how a board is written as text.
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
-//! The binary (`src/main.rs`, with its presentation glue in `src/cli.rs`) only parses flags
-//! and calls these; `src/bin/queens-load.rs` is a load driver.
+//! The binary (`src/main.rs`) only declares the commands and calls these;
+//! `src/bin/queens-load.rs` is a load driver.
 
 #![warn(missing_docs)]
 
@@ -28,11 +31,11 @@ pub mod batch;
 pub mod client;
 pub mod config;
 pub mod fanout;
-pub mod produce;
+pub mod render;
 pub mod server;
 pub mod service;
 pub mod solver;
-pub mod wire;
+pub mod stream;
 
 /// Messages and service stubs generated from `proto/queens.proto` (package `queens.v1`).
 #[allow(missing_docs)]
@@ -42,4 +45,12 @@ pub mod pb {
     /// The encoded descriptor set of `proto/queens.proto`, served by reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/queens_descriptor.bin"));
+
+    /// The server side of `queens.v1.Queens`, generated with
+    /// [`crate::stream::EncodedBatch`] as Enumerate's response, whose bytes the server
+    /// writes directly (see `build.rs`).
+    #[allow(missing_docs, unreachable_pub)]
+    pub mod server {
+        include!(concat!(env!("OUT_DIR"), "/encoded/queens.v1.rs"));
+    }
 }

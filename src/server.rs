@@ -2,11 +2,14 @@
 //! (v1 and v1alpha), until a shutdown future completes; then a bounded, graceful stop.
 //!
 //! Taking a bound listener (not an address) lets tests bind `127.0.0.1:0` and read the port
-//! back. Request handling lives in `service.rs`; flags live in the binary.
+//! back. The server owns the one pool of search threads ([`crate::solver::Pool`], sized by
+//! `config.search_threads`) that every Count and Enumerate runs on. Request handling lives in
+//! `crate::service`; flags live in the binary.
 
 use crate::config::Config;
+use crate::pb::server::queens_server::QueensServer;
 use crate::service::QueensService;
-use crate::wire::server::queens_server::QueensServer;
+use crate::solver::Pool;
 use std::future::Future;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -53,7 +56,8 @@ pub async fn run(
         .with_nodelay(Some(true))
         .with_keepalive(Some(config.keepalive_interval));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let queens = QueensService::new(config, stop_rx.clone());
+    let pool = Pool::new(config.search_threads);
+    let queens = QueensService::new(config, pool, stop_rx.clone());
     let mut stopped = stop_rx;
     let queens = QueensServer::new(queens).max_decoding_message_size(max_request);
     let serve = builder
@@ -85,4 +89,63 @@ pub async fn run(
             Ok(())
         }
     }
+}
+
+/// Why `queens serve` could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server failed.
+    #[error("server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// `queens serve`: binds `addr`, logs where it listens, and serves until SIGTERM or Ctrl-C.
+pub async fn serve(addr: &str, config: Config) -> Result<(), ServeError> {
+    let bind = |source| ServeError::Bind {
+        addr: addr.to_string(),
+        source,
+    };
+    // A literal address binds without a name lookup (which would start a blocking thread).
+    let listener = match addr.parse::<std::net::SocketAddr>() {
+        Ok(socket) => TcpListener::bind(socket).await,
+        Err(_) => TcpListener::bind(addr).await,
+    }
+    .map_err(bind)?;
+    let local = listener.local_addr().map_err(bind)?;
+    let lanes = crate::solver::simd_registers().map_or("no SIMD lanes".to_string(), |r| {
+        format!("Count in {r} lanes")
+    });
+    eprintln!(
+        "queens: listening on {local} (max n {}, {} search threads, {lanes})",
+        config.max_n, config.search_threads
+    );
+    run(listener, config, shutdown_signal()).await?;
+    eprintln!("queens: stopped");
+    Ok(())
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    let term = async {
+        match term {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+    eprintln!("queens: shutting down");
 }

@@ -13,22 +13,22 @@
 //!   is the least member of its symmetry class; the whole search gives exactly the oracle's
 //!   boards (cut at `limit`), a shard gives a subset of them, and the parts of a split into at
 //!   most [`MAX_PARTS_CHECKED`] parts together give all of them;
-//! - Count: `count` and `count_fast` give the oracle's `solutions` (and `fundamental` when no
-//!   queens are fixed) for the whole search, and a split's parts add up to them.
+//! - Count: the count with the SIMD lanes and without them gives the oracle's `solutions`
+//!   (and `fundamental` when no queens are fixed) for the whole search, and a split's parts
+//!   add up to them.
 //!
-//! The oracle is a plain backtracking search written here, independent of the solver. Any
-//! panic is a finding.
+//! The oracle is the project's naive oracle (`queens::solver::naive`, the `testing`
+//! feature), independent of the solver's engines. Any panic is a finding.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 use queens::pb;
-use queens::service;
-use queens::solver::{self, Counts, Problem, QueryError, Shard, Sink, Square};
+use queens::service::{self, Query};
+use queens::solver::{self, CountOptions, Counts, Pool, Problem, QueryError, Shard, Sink, Square, naive};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicBool;
 
 /// Largest board the target asks for (the server's `--max-n`): n = 10 has 724 solutions.
 const MAX_FUZZ_N: u32 = 10;
@@ -54,13 +54,15 @@ fn count_request(req: &pb::CountRequest) {
     let fixed = service::squares(&req.fixed);
     let shard = service::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, false, shard) else {
+        assert!(query().count(req).is_err(), "the service's reading differs");
         return;
     };
+    assert_eq!(query().count(req).as_ref(), Ok(&problem), "the service's reading");
     let want = oracle_counts(req.n, &fixed);
     let got = counts(&problem);
     let parts = problem.shard().count;
     if parts == 1 {
-        assert_eq!(got, [want; 2], "count, count_fast of {problem:?}");
+        assert_eq!(got, [want; 2], "count with and without lanes of {problem:?}");
         return;
     }
     for c in got {
@@ -79,7 +81,7 @@ fn count_request(req: &pb::CountRequest) {
                 total.fundamental = total.fundamental.zip(c.fundamental).map(|(a, b)| a + b);
             }
         }
-        assert_eq!(sum, [want; 2], "parts of {problem:?} (count, count_fast)");
+        assert_eq!(sum, [want; 2], "parts of {problem:?} (with and without lanes)");
     }
 }
 
@@ -89,6 +91,7 @@ fn enumerate_request(req: &pb::EnumerateRequest) {
     let fixed = service::squares(&req.fixed);
     let shard = service::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, req.fundamental, shard) else {
+        assert!(query().enumerate(req).is_err(), "the service's reading differs");
         return;
     };
     let start_after = match problem.check_start_after(&req.start_after) {
@@ -160,6 +163,14 @@ fn enumerate_request(req: &pb::EnumerateRequest) {
     );
 }
 
+/// The service's reading of requests, with the target's largest board.
+fn query() -> Query {
+    Query {
+        max_n: MAX_FUZZ_N,
+        ..Query::default()
+    }
+}
+
 /// Validates like the service (`Problem::with_max_n` with the server's largest n) and checks
 /// the verdict against the contract; `None` when the question is refused.
 fn validate(n: u32, fixed: &[Square], fundamental: bool, shard: Shard) -> Option<Problem> {
@@ -217,13 +228,20 @@ fn all_parts(problem: &Problem, fixed: &[Square]) -> impl Iterator<Item = Proble
     })
 }
 
-/// Counts with the search the service uses and with the fast path (in that order).
+/// Counts through the one entry point, with the SIMD lanes and without them (in that order).
 fn counts(problem: &Problem) -> [Counts; 2] {
-    let cancel = AtomicBool::new(false);
-    [
-        solver::count(problem, &cancel).expect("count"),
-        solver::count_fast(problem, &cancel).expect("count_fast"),
-    ]
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    let pool = POOL.get_or_init(|| Pool::new(2));
+    [true, false].map(|lanes| {
+        let options = CountOptions {
+            threads: 2,
+            lanes,
+            ..CountOptions::default()
+        };
+        solver::pool::wait(|done| solver::count(problem, options, pool, done))
+            .expect("a result")
+            .expect("count")
+    })
 }
 
 /// Enumerates into a sink that checks every board as it arrives.
@@ -252,7 +270,7 @@ struct Checked<'a> {
 impl Sink for Checked<'_> {
     fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
         assert_eq!(columns.len(), self.n, "board length");
-        assert!(is_solution(columns), "{columns:?} is not a solution");
+        assert!(naive::is_solution(columns), "{columns:?} is not a solution");
         for q in self.fixed {
             assert_eq!(
                 u32::from(columns[q.row as usize]),
@@ -271,7 +289,7 @@ impl Sink for Checked<'_> {
         }
         if self.fundamental {
             assert!(
-                is_representative(columns),
+                naive::is_representative(columns),
                 "{columns:?} is not a class's least"
             );
         }
@@ -280,75 +298,15 @@ impl Sink for Checked<'_> {
     }
 }
 
-/// Whether `columns` (one queen per row) is a solution: every column on the board, no two
-/// queens attacking.
-fn is_solution(columns: &[u8]) -> bool {
-    columns.iter().all(|&c| (c as usize) < columns.len()) && no_attacks(columns)
-}
-
-/// Whether no two queens of `columns` (one per row, possibly a partial board) share a column
-/// or a diagonal.
-fn no_attacks(columns: &[u8]) -> bool {
-    (0..columns.len()).all(|r| {
-        (0..r).all(|q| {
-            let (a, b) = (columns[q] as usize, columns[r] as usize);
-            a != b && a.abs_diff(b) != r - q
-        })
-    })
-}
-
-/// Whether `columns` is lexicographically least among its eight rotations and reflections.
-fn is_representative(columns: &[u8]) -> bool {
-    let n = columns.len();
-    let last = n - 1;
-    let maps: [fn(usize, usize, usize) -> (usize, usize); 8] = [
-        |_, r, c| (r, c),
-        |l, r, c| (r, l - c),
-        |l, r, c| (l - r, c),
-        |l, r, c| (l - r, l - c),
-        |_, r, c| (c, r),
-        |l, r, c| (c, l - r),
-        |l, r, c| (l - c, r),
-        |l, r, c| (l - c, l - r),
-    ];
-    maps.iter().all(|map| {
-        let mut image = vec![0u8; n];
-        for (r, &c) in columns.iter().enumerate() {
-            let (r2, c2) = map(last, r, c as usize);
-            image[r2] = c2 as u8;
-        }
-        columns <= image.as_slice()
-    })
-}
-
-/// All solutions of the n×n board in lexicographic order, from a plain backtracking search.
+/// All solutions of the n×n board in lexicographic order, by the naive oracle (kept).
 fn solutions(n: u32) -> &'static [Vec<u8>] {
     static ALL: OnceLock<Vec<Vec<Vec<u8>>>> = OnceLock::new();
     let all = ALL.get_or_init(|| {
         (0..=MAX_FUZZ_N as usize)
-            .map(|n| {
-                let mut out = Vec::new();
-                place(n, &mut Vec::new(), &mut out);
-                out
-            })
+            .map(naive::solutions)
             .collect()
     });
     &all[n as usize]
-}
-
-/// Extends `board` row by row with every safe column, in ascending order.
-fn place(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
-    if board.len() == n {
-        out.push(board.clone());
-        return;
-    }
-    for c in 0..n as u8 {
-        board.push(c);
-        if no_attacks(board) {
-            place(n, board, out);
-        }
-        board.pop();
-    }
 }
 
 /// The oracle's boards of a question (whole search, no limit).
@@ -365,7 +323,7 @@ fn oracle_boards(
                 .iter()
                 .all(|q| u32::from(b[q.row as usize]) == q.column)
         })
-        .filter(|b| !fundamental || is_representative(b))
+        .filter(|b| !fundamental || naive::is_representative(b))
         .filter(|b| after.is_none_or(|a| b.as_slice() > a))
         .cloned()
         .collect()

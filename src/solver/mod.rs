@@ -1,26 +1,41 @@
 //! The N-Queens search core: validated questions in, boards or counts out.
 //!
-//! Pure and synchronous: no tokio, no I/O, no gRPC types. Enumeration pushes boards into a
-//! [`Sink`] that can stop the search at any board or poll; counting has its own path that
-//! never builds boards. Cancellation of a count is a flag the search polls. The naive oracle
-//! the fast search is tested against lives in `naive.rs` (tests only).
+//! Pure: no tokio, no I/O, no gRPC types. Enumeration pushes boards into a [`Sink`] that can
+//! stop the search at any board or poll; counting has its own path that never builds boards
+//! and runs on a shared [`Pool`] of threads, stopped by a flag it polls.
 //!
-//! Two counting paths: `search::count` (the plain symmetric search, also the reference for
-//! small boards) and `fast/` (border constellations weighted by symmetry, split into
-//! subproblems that a pool of threads searches in SIMD lanes, with live progress). The
-//! service uses `fast/`.
+//! # Layout
+//! - `geometry.rs`: the one base every engine uses: [`MAX_N`], [`Square`], the attack rule,
+//!   the eight [`Symmetry`] maps, the bitboard step from a row to the next.
+//! - `problem.rs`: a validated question ([`Problem`]) and why one is refused ([`QueryError`]).
+//! - `search.rs`: the enumeration in lexicographic order, with resume points, limits and
+//!   shards ([`enumerate`], [`enumerate_under`]); also the plain count of small boards.
+//! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
+//! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
+//!   representatives.
+//! - `count/`: the counting path ([`count`]): border constellations weighted by symmetry,
+//!   searched in SIMD lanes by engines on the pool.
+//! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
+//! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`
+//!   feature for integration tests and the fuzz target).
 
-mod fast;
+mod count;
+mod geometry;
+pub mod pool;
 mod problem;
 mod search;
 mod symmetry;
+mod tasks;
 
-#[cfg(test)]
-mod naive;
+#[cfg(any(test, feature = "testing"))]
+pub mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use fast::{Progress, count_fast, count_parallel, count_with_progress, simd_registers};
-pub use problem::{MAX_N, Problem, QueryError, Shard, Square};
-pub use search::{CountError, Counts, Sink, count, enumerate, enumerate_under};
+pub use count::{CountOptions, Progress, count, simd_registers};
+pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
+pub use pool::Pool;
+pub use problem::{ParseError, Problem, QueryError, Shard};
+pub use search::{CountError, Counts, Sink, enumerate, enumerate_under};
 pub use symmetry::class_size;
+pub use tasks::Tasks;

@@ -1,8 +1,14 @@
-//! The oracle: plain backtracking over permutations with explicit attack checks, and
-//! symmetry classes from explicit coordinate transforms. Slow and obviously right.
+//! The naive oracle: plain backtracking over permutations with explicit attack checks, and
+//! symmetry classes from explicit coordinate transforms. Slow and obviously right, and
+//! written apart from the solver's own definitions (`geometry.rs`) so that it checks them.
+//!
+//! The one oracle of the project: the solver's unit tests use it, and so do the integration
+//! tests and the fuzz target, through the `testing` feature.
+
+use super::geometry::Square;
 
 /// Every solution of the n×n board, in lexicographic order.
-pub(super) fn solutions(n: usize) -> Vec<Vec<u8>> {
+pub fn solutions(n: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut board = Vec::with_capacity(n);
     extend(n, &mut board, &mut out);
@@ -28,11 +34,24 @@ fn extend(n: usize, board: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
     }
 }
 
+/// Whether `board` (row r's queen in column `board[r]`) is a solution of the n×n board, n
+/// its length: every column on the board, no two queens sharing a column or a diagonal.
+pub fn is_solution(board: &[u8]) -> bool {
+    let n = board.len();
+    (0..n).all(|i| {
+        usize::from(board[i]) < n
+            && (i + 1..n).all(|j| {
+                board[i] != board[j]
+                    && (j - i) as i32 != (i32::from(board[i]) - i32::from(board[j])).abs()
+            })
+    })
+}
+
 /// A symmetry of the board as a map of squares, given the last index.
 type Transform = fn(usize, usize, usize) -> (usize, usize);
 
 /// The eight images of a board under rotations and reflections, as column vectors.
-pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
+pub fn images(board: &[u8]) -> Vec<Vec<u8>> {
     let n = board.len();
     let last = n - 1;
     let squares: Vec<(usize, usize)> = board
@@ -63,6 +82,20 @@ pub(super) fn images(board: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// Whether a board is the least of its class.
-pub(super) fn is_representative(board: &[u8]) -> bool {
+pub fn is_representative(board: &[u8]) -> bool {
     images(board).iter().all(|image| board <= image.as_slice())
+}
+
+/// The oracle's answer to a question: every solution of the n×n board holding the queens
+/// `fixed`, only the least of each symmetry class when `fundamental`, in lexicographic order.
+pub fn answer(n: usize, fixed: &[Square], fundamental: bool) -> Vec<Vec<u8>> {
+    solutions(n)
+        .into_iter()
+        .filter(|b| {
+            fixed
+                .iter()
+                .all(|q| u32::from(b[q.row as usize]) == q.column)
+        })
+        .filter(|b| !fundamental || is_representative(b))
+        .collect()
 }

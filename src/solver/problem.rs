@@ -4,19 +4,8 @@
 //! same checks and the same messages, each naming the request field at fault. Nothing here
 //! searches; `search.rs` turns a `Problem` into boards or counts.
 
+use super::geometry::{MAX_N, Square, blocked, full_mask};
 use std::fmt;
-
-/// Largest board the core can search: rows are `u32` bitmasks, one bit per column.
-pub const MAX_N: u32 = 32;
-
-/// A square of the board, counted from 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Square {
-    /// Row of the square (row 0 is the first row of a rendered board).
-    pub row: u32,
-    /// Column of the square.
-    pub column: u32,
-}
 
 /// Part `index` of `count` disjoint parts of one search; `count` 0 or 1 is the whole search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,6 +14,58 @@ pub struct Shard {
     pub index: u32,
     /// How many parts; 0 and 1 both mean the whole search.
     pub count: u32,
+}
+
+/// Why a text is not a shard (`I/K`) or a square (`R,C`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The separator is missing.
+    #[error("expected {0}")]
+    Form(&'static str),
+    /// A part is not a number.
+    #[error("{part}: {source}")]
+    Number {
+        /// Which part.
+        part: &'static str,
+        /// Why.
+        source: std::num::ParseIntError,
+    },
+}
+
+/// Splits `text` at `separator` into two numbers named `parts`.
+fn two_numbers(
+    text: &str,
+    separator: char,
+    form: &'static str,
+    parts: [&'static str; 2],
+) -> Result<(u32, u32), ParseError> {
+    let (a, b) = text.split_once(separator).ok_or(ParseError::Form(form))?;
+    let number = |text: &str, part| {
+        text.trim()
+            .parse()
+            .map_err(|source| ParseError::Number { part, source })
+    };
+    Ok((number(a, parts[0])?, number(b, parts[1])?))
+}
+
+/// `I/K`: part `I` of `K` (e.g. `0/4`).
+impl std::str::FromStr for Shard {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Shard, ParseError> {
+        let (index, count) = two_numbers(text, '/', "INDEX/COUNT, e.g. 0/4", ["index", "count"])?;
+        Ok(Shard { index, count })
+    }
+}
+
+/// `R,C`: the square in row `R`, column `C` (from 0).
+impl std::str::FromStr for Square {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Square, ParseError> {
+        let (row, column) = two_numbers(text, ',', "ROW,COLUMN", ["row", "column"])?;
+        Ok(Square { row, column })
+    }
 }
 
 impl Shard {
@@ -255,30 +296,11 @@ impl Problem {
     /// queen's column, and no row allows a square a fixed queen attacks. Attacking fixed
     /// queens therefore leave some row with no column at all, and the search finds nothing.
     pub(crate) fn allowed_rows(&self) -> Vec<u32> {
-        let n = self.n as i64;
-        let full = full_mask(self.n);
-        let mut allowed = vec![full; self.n as usize];
-        for (r, mask) in allowed.iter_mut().enumerate() {
-            let r = r as i64;
-            for q in &self.fixed {
-                let (qr, qc) = (q.row as i64, q.column as i64);
-                if qr == r {
-                    *mask &= 1 << qc;
-                    continue;
-                }
-                let d = (r - qr).abs();
-                for c in [qc, qc - d, qc + d] {
-                    if (0..n).contains(&c) {
-                        *mask &= !(1u32 << c);
-                    }
-                }
-            }
-        }
-        allowed
+        (0..self.n)
+            .map(|r| {
+                let taken = self.fixed.iter().fold(0, |m, &q| m | blocked(self.n, q, r));
+                full_mask(self.n) & !taken
+            })
+            .collect()
     }
-}
-
-/// The mask of the `n` columns of a board.
-pub(crate) fn full_mask(n: u32) -> u32 {
-    u32::MAX >> (32 - n)
 }

@@ -7,13 +7,11 @@
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
 
-use super::problem::{Problem, full_mask};
+use super::geometry::{MAX, Masks, bits, full_mask};
+use super::problem::Problem;
 use super::symmetry::{class_size, corner_mask};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Largest board handled; matches [`super::MAX_N`].
-const MAX: usize = 32;
 
 /// The search polls its sink (or cancel flag) once every this many nodes: often enough to
 /// stop within microseconds, rarely enough to cost nothing.
@@ -36,8 +34,11 @@ pub trait Sink {
     fn push(&mut self, columns: &[u8]) -> ControlFlow<()>;
 
     /// Called every few thousand search nodes, whether or not boards were found, so a sink
-    /// can flush what it holds or notice its consumer has gone.
-    fn poll(&mut self) -> ControlFlow<()> {
+    /// can flush what it holds or notice its consumer has gone. `at` is the node about to be
+    /// searched, as the columns of its first rows: every board before its subtree has been
+    /// pushed or passed over, and none in it or after it yet.
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
+        let _ = at;
         ControlFlow::Continue(())
     }
 }
@@ -51,25 +52,37 @@ pub struct Counts {
     pub fundamental: Option<u64>,
 }
 
-/// Why a count ended without a result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CountError {
-    /// The cancel flag was raised.
-    Cancelled,
-    /// The total does not fit in a `u64`.
-    Overflow,
-}
-
-impl std::fmt::Display for CountError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CountError::Cancelled => write!(f, "the count was cancelled"),
-            CountError::Overflow => write!(f, "the number of solutions does not fit in 64 bits"),
-        }
+impl Counts {
+    /// The counts of two disjoint parts together (`fundamental` only when both have it), or
+    /// `Overflow` when a sum does not fit in a `u64`.
+    pub fn checked_add(self, other: Counts) -> Result<Counts, CountError> {
+        let fundamental = match (self.fundamental, other.fundamental) {
+            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or(CountError::Overflow)?),
+            _ => None,
+        };
+        Ok(Counts {
+            solutions: self
+                .solutions
+                .checked_add(other.solutions)
+                .ok_or(CountError::Overflow)?,
+            fundamental,
+        })
     }
 }
 
-impl std::error::Error for CountError {}
+/// Why a count ended without a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CountError {
+    /// The cancel flag was raised.
+    #[error("the count was cancelled")]
+    Cancelled,
+    /// The total does not fit in a `u64`.
+    #[error("the number of solutions does not fit in 64 bits")]
+    Overflow,
+    /// A search thread panicked (a bug).
+    #[error("a search thread failed")]
+    Failed,
+}
 
 /// Pushes the boards of `problem` into `sink` in lexicographic order: only those after
 /// `start_after` (if given; `n` columns each below `n`), at most `limit` of them (if given).
@@ -122,7 +135,7 @@ pub fn enumerate_under<S: Sink>(
         remaining: u64::MAX,
     };
     let mut engine = Engine::new(problem, problem.fundamental());
-    engine.under(0, 0, 0, 0, prefix, bound, &mut visitor)
+    engine.under(0, Masks::EMPTY, prefix, bound, &mut visitor)
 }
 
 /// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)
@@ -150,7 +163,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
         })
     } else {
         let mut total = 0u64;
-        match engine.count_plain(0, 0, 0, 0, &mut total, cancel) {
+        match engine.count_plain(0, Masks::EMPTY, &mut total, cancel) {
             ControlFlow::Continue(()) => Ok(Counts {
                 solutions: total,
                 fundamental: None,
@@ -164,8 +177,8 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
 trait Visitor {
     /// A complete board.
     fn leaf(&mut self, columns: &[u8]) -> ControlFlow<()>;
-    /// Periodic check.
-    fn poll(&mut self) -> ControlFlow<()>;
+    /// Periodic check, at the node whose first rows are `at`.
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()>;
 }
 
 /// Enumeration: representatives only when `fundamental`, and a limit.
@@ -188,8 +201,8 @@ impl<S: Sink> Visitor for Emit<'_, S> {
         ControlFlow::Continue(())
     }
 
-    fn poll(&mut self) -> ControlFlow<()> {
-        self.sink.poll()
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
+        self.sink.poll(at)
     }
 }
 
@@ -216,7 +229,7 @@ impl Visitor for Classes<'_> {
         ControlFlow::Continue(())
     }
 
-    fn poll(&mut self) -> ControlFlow<()> {
+    fn poll(&mut self, _: &[u8]) -> ControlFlow<()> {
         cancelled(self.cancel)
     }
 }
@@ -285,7 +298,7 @@ impl Engine {
         let mut budget = SPLIT_NODE_BUDGET;
         let mut depth = 1;
         while depth < self.n - 1 {
-            match self.prefixes(0, 0, 0, 0, depth, &mut budget) {
+            match self.prefixes(0, Masks::EMPTY, depth, &mut budget) {
                 Some(found) if found >= target => return depth,
                 Some(_) => depth += 1,
                 None => return depth - 1,
@@ -294,34 +307,22 @@ impl Engine {
         depth
     }
 
+    /// The columns row `row` may take below a node with masks `m`.
+    #[inline(always)]
+    fn avail(&self, row: usize, m: Masks) -> u32 {
+        self.allowed[row] & !m.taken()
+    }
+
     /// Number of nodes at `depth` below the node at `row`; `None` when the budget runs out.
-    fn prefixes(
-        &mut self,
-        row: usize,
-        cm: u32,
-        d1: u32,
-        d2: u32,
-        depth: usize,
-        budget: &mut u64,
-    ) -> Option<u64> {
+    fn prefixes(&mut self, row: usize, m: Masks, depth: usize, budget: &mut u64) -> Option<u64> {
         if row == depth {
             return Some(1);
         }
         *budget = budget.checked_sub(1)?;
-        let mut avail = self.allowed[row] & !(cm | d1 | d2);
         let mut total = 0;
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
+        for bit in bits(self.avail(row, m)) {
             self.place(row, bit);
-            total += self.prefixes(
-                row + 1,
-                cm | bit,
-                ((d1 | bit) << 1) & self.full,
-                (d2 | bit) >> 1,
-                depth,
-                budget,
-            )?;
+            total += self.prefixes(row + 1, m.child(bit, 1), depth, budget)?;
         }
         Some(total)
     }
@@ -350,50 +351,41 @@ impl Engine {
     /// Runs the search from the root, after `start_after` when given.
     fn run<V: Visitor>(&mut self, start_after: Option<&[u8]>, v: &mut V) -> ControlFlow<()> {
         match start_after {
-            Some(bound) => self.tight(0, 0, 0, 0, bound, v),
-            None => self.free(0, 0, 0, 0, v),
+            Some(bound) => self.tight(0, Masks::EMPTY, bound, v),
+            None => self.free(0, Masks::EMPTY, v),
         }
     }
 
-    /// Counts a node and polls the visitor every [`POLL_EVERY`] nodes.
+    /// Counts a node at `row` and polls the visitor every [`POLL_EVERY`] nodes.
     #[inline]
-    fn tick<V: Visitor>(&mut self, v: &mut V) -> ControlFlow<()> {
+    fn tick<V: Visitor>(&mut self, row: usize, v: &mut V) -> ControlFlow<()> {
         self.nodes += 1;
         if self.nodes.is_multiple_of(POLL_EVERY) {
-            v.poll()?;
+            v.poll(&self.columns[..row])?;
         }
         ControlFlow::Continue(())
     }
 
+    /// Places `bit` in `row` of the node with masks `m`, and visits every board below: the
+    /// board itself when `row` is the last.
+    #[inline(always)]
+    fn enter<V: Visitor>(&mut self, row: usize, m: Masks, bit: u32, v: &mut V) -> ControlFlow<()> {
+        self.place(row, bit);
+        if row + 1 == self.n {
+            v.leaf(&self.columns[..self.n])
+        } else {
+            self.free(row + 1, m.child(bit, 1), v)
+        }
+    }
+
     /// Visits every board below the node at `row`.
-    fn free<V: Visitor>(
-        &mut self,
-        row: usize,
-        cm: u32,
-        d1: u32,
-        d2: u32,
-        v: &mut V,
-    ) -> ControlFlow<()> {
+    fn free<V: Visitor>(&mut self, row: usize, m: Masks, v: &mut V) -> ControlFlow<()> {
         if row == self.split && !self.in_part() {
             return ControlFlow::Continue(());
         }
-        self.tick(v)?;
-        let mut avail = self.allowed[row] & !(cm | d1 | d2);
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
-            self.place(row, bit);
-            if row + 1 == self.n {
-                v.leaf(&self.columns[..self.n])?;
-            } else {
-                self.free(
-                    row + 1,
-                    cm | bit,
-                    ((d1 | bit) << 1) & self.full,
-                    (d2 | bit) >> 1,
-                    v,
-                )?;
-            }
+        self.tick(row, v)?;
+        for bit in bits(self.avail(row, m)) {
+            self.enter(row, m, bit, v)?;
         }
         ControlFlow::Continue(())
     }
@@ -403,82 +395,55 @@ impl Engine {
     fn tight<V: Visitor>(
         &mut self,
         row: usize,
-        cm: u32,
-        d1: u32,
-        d2: u32,
+        m: Masks,
         bound: &[u8],
         v: &mut V,
     ) -> ControlFlow<()> {
         if row == self.split && !self.in_part() {
             return ControlFlow::Continue(());
         }
-        self.tick(v)?;
+        self.tick(row, v)?;
         let b = u32::from(bound[row]);
-        let avail = self.allowed[row] & !(cm | d1 | d2);
-        let below = avail & ((1u32 << b) - 1);
+        let avail = self.avail(row, m);
         if row < self.split {
             // Skipped subtrees still own prefixes at the split depth: number them.
-            self.skip_prefixes(row, cm, d1, d2, below);
+            self.skip_prefixes(row, m, avail & ((1u32 << b) - 1));
         }
         let on = avail & (1u32 << b);
         if on != 0 && row + 1 < self.n {
             self.place(row, on);
-            self.tight(
-                row + 1,
-                cm | on,
-                ((d1 | on) << 1) & self.full,
-                (d2 | on) >> 1,
-                bound,
-                v,
-            )?;
+            self.tight(row + 1, m.child(on, 1), bound, v)?;
         }
-        let mut above = avail & !(((2u64 << b) - 1) as u32);
-        while above != 0 {
-            let bit = above & above.wrapping_neg();
-            above ^= bit;
-            self.place(row, bit);
-            if row + 1 == self.n {
-                v.leaf(&self.columns[..self.n])?;
-            } else {
-                self.free(
-                    row + 1,
-                    cm | bit,
-                    ((d1 | bit) << 1) & self.full,
-                    (d2 | bit) >> 1,
-                    v,
-                )?;
-            }
+        for bit in bits(avail & !(((2u64 << b) - 1) as u32)) {
+            self.enter(row, m, bit, v)?;
         }
         ControlFlow::Continue(())
     }
 
     /// Visits the boards below the node at `row` whose rows start with `prefix` (and come
     /// after `bound`, whose rows up to the prefix's length equal it, when given).
-    #[allow(clippy::too_many_arguments)]
     fn under<V: Visitor>(
         &mut self,
         row: usize,
-        cm: u32,
-        d1: u32,
-        d2: u32,
+        m: Masks,
         prefix: &[u8],
         bound: Option<&[u8]>,
         v: &mut V,
     ) -> ControlFlow<()> {
         if row == prefix.len() {
             return match bound {
-                Some(bound) => self.tight(row, cm, d1, d2, bound, v),
-                None => self.free(row, cm, d1, d2, v),
+                Some(bound) => self.tight(row, m, bound, v),
+                None => self.free(row, m, v),
             };
         }
         if row == self.split && !self.in_part() {
             return ControlFlow::Continue(());
         }
-        self.tick(v)?;
-        let avail = self.allowed[row] & !(cm | d1 | d2);
+        self.tick(row, v)?;
+        let avail = self.avail(row, m);
         let p = u32::from(prefix[row]);
         if row < self.split {
-            self.skip_prefixes(row, cm, d1, d2, avail & ((1u32 << p) - 1));
+            self.skip_prefixes(row, m, avail & ((1u32 << p) - 1));
         }
         let on = avail & (1u32 << p);
         if on == 0 {
@@ -488,32 +453,15 @@ impl Engine {
         if row + 1 == self.n {
             return v.leaf(&self.columns[..self.n]);
         }
-        self.under(
-            row + 1,
-            cm | on,
-            ((d1 | on) << 1) & self.full,
-            (d2 | on) >> 1,
-            prefix,
-            bound,
-            v,
-        )
+        self.under(row + 1, m.child(on, 1), prefix, bound, v)
     }
 
-    /// Advances the prefix numbering past the subtrees of `row`'s columns in `bits`.
-    fn skip_prefixes(&mut self, row: usize, cm: u32, d1: u32, d2: u32, mut bits: u32) {
+    /// Advances the prefix numbering past the subtrees of `row`'s columns in `columns`.
+    fn skip_prefixes(&mut self, row: usize, m: Masks, columns: u32) {
         let mut unlimited = u64::MAX;
-        while bits != 0 {
-            let bit = bits & bits.wrapping_neg();
-            bits ^= bit;
+        for bit in bits(columns) {
             self.place(row, bit);
-            let below = self.prefixes(
-                row + 1,
-                cm | bit,
-                ((d1 | bit) << 1) & self.full,
-                (d2 | bit) >> 1,
-                self.split,
-                &mut unlimited,
-            );
+            let below = self.prefixes(row + 1, m.child(bit, 1), self.split, &mut unlimited);
             self.prefix += below.unwrap_or(0);
         }
     }
@@ -523,9 +471,7 @@ impl Engine {
     fn count_plain(
         &mut self,
         row: usize,
-        cm: u32,
-        d1: u32,
-        d2: u32,
+        m: Masks,
         total: &mut u64,
         cancel: &AtomicBool,
     ) -> ControlFlow<()> {
@@ -536,22 +482,13 @@ impl Engine {
         if self.nodes.is_multiple_of(POLL_EVERY) {
             cancelled(cancel)?;
         }
-        let mut avail = self.allowed[row] & !(cm | d1 | d2);
+        let avail = self.avail(row, m);
         if row + 1 == self.n {
             *total += u64::from(avail.count_ones());
             return ControlFlow::Continue(());
         }
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
-            self.count_plain(
-                row + 1,
-                cm | bit,
-                ((d1 | bit) << 1) & self.full,
-                (d2 | bit) >> 1,
-                total,
-                cancel,
-            )?;
+        for bit in bits(avail) {
+            self.count_plain(row + 1, m.child(bit, 1), total, cancel)?;
         }
         ControlFlow::Continue(())
     }

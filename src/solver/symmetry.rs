@@ -1,9 +1,10 @@
-//! The eight symmetries of the square board (rotations and reflections) applied to a
-//! solution, and the test for being a symmetry class's representative: the member whose
-//! column vector is lexicographically least. No search lives here.
+//! Symmetry classes of solutions: the test for being a class's representative (the member
+//! whose column vector is lexicographically least), and the row masks every representative
+//! obeys, which the enumeration uses to prune. The symmetries themselves are defined in
+//! `geometry.rs`; no search lives here.
 
-/// Largest board handled; matches the core's `MAX_N`.
-const MAX: usize = 32;
+use super::geometry::{MAX, Symmetry, inverse};
+use std::cmp::Ordering;
 
 /// If `columns` is the lexicographically least member of its symmetry class, the size of the
 /// class (8, 4, 2, or 1 for n = 1); otherwise `None`.
@@ -11,44 +12,29 @@ const MAX: usize = 32;
 /// The seven non-identity images are compared lazily, entry by entry, so most
 /// non-representatives are rejected after a few entries.
 pub fn class_size(columns: &[u8]) -> Option<u64> {
-    let n = columns.len();
-    debug_assert!(n <= MAX);
-    let last = (n - 1) as u8;
-    let mut inverse = [0u8; MAX];
-    for (r, &c) in columns.iter().enumerate() {
-        inverse[c as usize] = r as u8;
-    }
-    let inv = &inverse[..n];
-    // Image r-th entries of the seven non-identity symmetries, as functions of r.
-    let images: [&dyn Fn(usize) -> u8; 7] = [
-        &|r| last - columns[r],         // mirror left-right
-        &|r| columns[n - 1 - r],        // flip top-bottom
-        &|r| last - columns[n - 1 - r], // rotate 180
-        &|r| inv[r],                    // transpose (main diagonal)
-        &|r| last - inv[r],             // rotate 90
-        &|r| inv[n - 1 - r],            // rotate 270
-        &|r| last - inv[n - 1 - r],     // anti-diagonal reflection
-    ];
+    debug_assert!(columns.len() <= MAX);
+    let inverse = inverse(columns);
     let mut stabilizer = 1u64;
-    for image in images {
-        match compare(columns, image) {
-            std::cmp::Ordering::Greater => return None,
-            std::cmp::Ordering::Equal => stabilizer += 1,
-            std::cmp::Ordering::Less => {}
+    for g in &Symmetry::ALL[1..] {
+        match compare(columns, &inverse, *g) {
+            Ordering::Greater => return None,
+            Ordering::Equal => stabilizer += 1,
+            Ordering::Less => {}
         }
     }
     Some(8 / stabilizer)
 }
 
-/// Lexicographic comparison of `columns` with an image given entry by entry.
-fn compare(columns: &[u8], image: &dyn Fn(usize) -> u8) -> std::cmp::Ordering {
+/// Lexicographic comparison of `columns` with its image under `g`, entry by entry.
+#[inline]
+fn compare(columns: &[u8], inverse: &[u8], g: Symmetry) -> Ordering {
     for (r, &c) in columns.iter().enumerate() {
-        match c.cmp(&image(r)) {
-            std::cmp::Ordering::Equal => continue,
+        match c.cmp(&g.image_entry(columns, inverse, r)) {
+            Ordering::Equal => continue,
             other => return other,
         }
     }
-    std::cmp::Ordering::Equal
+    Ordering::Equal
 }
 
 /// Per-row column masks that every representative obeys, given its row-0 column `c0`.

@@ -1,27 +1,13 @@
 //! The core against the naive oracle on every request feature, for small n, with
-//! random fixed sets, shards, resume points and limits.
+//! random fixed sets, shards, resume points and limits (property tests: a failure prints
+//! the smallest case proptest finds).
 
 use super::naive;
+use super::search::count as plain_count;
 use super::*;
+use proptest::prelude::*;
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
-
-/// Deterministic pseudo-random numbers (splitmix64), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, k: u64) -> u64 {
-        self.next() % k
-    }
-}
 
 /// Collects boards.
 #[derive(Default)]
@@ -48,44 +34,37 @@ fn never() -> AtomicBool {
     AtomicBool::new(false)
 }
 
-/// The oracle's answer: all solutions filtered by the question's constraints.
-fn oracle(n: usize, fixed: &[Square], fundamental: bool) -> Vec<Vec<u8>> {
-    naive::solutions(n)
-        .into_iter()
-        .filter(|b| fixed.iter().all(|q| b[q.row as usize] as u32 == q.column))
-        .filter(|b| !fundamental || naive::is_representative(b))
-        .collect()
+/// Up to three distinct squares of an n×n board.
+fn fixed_set(n: u32) -> impl Strategy<Value = Vec<Square>> {
+    proptest::collection::btree_set((0..n, 0..n), 0..=3).prop_map(|set| {
+        set.into_iter()
+            .map(|(row, column)| Square { row, column })
+            .collect()
+    })
 }
 
-fn random_fixed(rng: &mut Rng, n: u32) -> Vec<Square> {
-    let k = (rng.below(4) as usize).min((n * n) as usize);
-    let mut fixed: Vec<Square> = Vec::new();
-    while fixed.len() < k {
-        let q = Square {
-            row: rng.below(n as u64) as u32,
-            column: rng.below(n as u64) as u32,
-        };
-        if !fixed.contains(&q) {
-            fixed.push(q);
-        }
-    }
-    fixed
+/// A size (1 to 9), and either `fundamental` or some fixed queens (never both).
+fn query() -> impl Strategy<Value = (u32, bool, Vec<Square>)> {
+    (1u32..=9).prop_flat_map(|n| {
+        prop_oneof![
+            1 => Just((n, true, Vec::new())),
+            2 => fixed_set(n).prop_map(move |fixed| (n, false, fixed)),
+        ]
+    })
 }
 
-/// A random size (1 to 9), and either `fundamental` or some fixed queens (never both).
-fn random_query(rng: &mut Rng) -> (u32, bool, Vec<Square>) {
-    let n = 1 + rng.below(9) as u32;
-    let fundamental = rng.below(3) == 0;
-    let fixed = if fundamental {
-        vec![]
-    } else {
-        random_fixed(rng, n)
-    };
-    (n, fundamental, fixed)
+/// A column vector of size `n` (not necessarily a solution).
+fn vector(n: u32) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(0..n as u8, n as usize)
 }
 
-fn random_vector(rng: &mut Rng, n: u32) -> Vec<u8> {
-    (0..n).map(|_| rng.below(n as u64) as u8).collect()
+/// A query with a resume point: a random vector, or one of the answer's boards.
+fn query_after() -> impl Strategy<Value = ((u32, bool, Vec<Square>), Vec<u8>, prop::sample::Index)>
+{
+    query().prop_flat_map(|q| {
+        let n = q.0;
+        (Just(q), vector(n), any::<prop::sample::Index>())
+    })
 }
 
 #[test]
@@ -105,13 +84,13 @@ fn small_boards_match_the_oracle() {
             all,
             "n={n}"
         );
-        let reps = oracle(n as usize, &[], true);
+        let reps = naive::answer(n as usize, &[], true);
         assert_eq!(
             boards(&problem(n, &[], true, Shard::WHOLE), None, None),
             reps,
             "n={n}"
         );
-        let counts = count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
+        let counts = plain_count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
         assert_eq!(counts.solutions, all.len() as u64, "n={n}");
         assert_eq!(counts.fundamental, Some(reps.len() as u64), "n={n}");
     }
@@ -130,25 +109,109 @@ fn class_size_matches_distinct_images() {
     }
 }
 
-#[test]
-fn fixed_queens_match_the_oracle() {
-    let mut rng = Rng(1);
-    for _ in 0..400 {
-        let n = 1 + rng.below(9) as u32;
-        let fixed = random_fixed(&mut rng, n);
-        let expected = oracle(n as usize, &fixed, false);
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn fixed_queens_match_the_oracle((n, fixed) in (1u32..=9).prop_flat_map(|n| (Just(n), fixed_set(n)))) {
+        let expected = naive::answer(n as usize, &fixed, false);
         let p = problem(n, &fixed, false, Shard::WHOLE);
-        assert_eq!(boards(&p, None, None), expected, "n={n} fixed={fixed:?}");
-        let counts = count(&p, &never()).unwrap();
+        prop_assert_eq!(boards(&p, None, None), expected.clone());
+        let counts = plain_count(&p, &never()).unwrap();
         let fundamental = fixed
             .is_empty()
-            .then(|| oracle(n as usize, &[], true).len() as u64);
-        assert_eq!(
-            counts.solutions,
-            expected.len() as u64,
-            "n={n} fixed={fixed:?}"
-        );
-        assert_eq!(counts.fundamental, fundamental);
+            .then(|| naive::answer(n as usize, &[], true).len() as u64);
+        prop_assert_eq!(counts.solutions, expected.len() as u64);
+        prop_assert_eq!(counts.fundamental, fundamental);
+    }
+
+    #[test]
+    fn start_after_and_limit_match_the_oracle(
+        ((n, fundamental, fixed), random, pick) in query_after(),
+        limit in prop::option::of(0u64..20),
+        existing in any::<bool>(),
+    ) {
+        let all = naive::answer(n as usize, &fixed, fundamental);
+        let after = if existing && !all.is_empty() { pick.get(&all).clone() } else { random };
+        let expected: Vec<Vec<u8>> = all
+            .iter()
+            .filter(|b| b.as_slice() > after.as_slice())
+            .take(limit.unwrap_or(u64::MAX) as usize)
+            .cloned()
+            .collect();
+        let p = problem(n, &fixed, fundamental, Shard::WHOLE);
+        prop_assert_eq!(boards(&p, Some(&after), limit), expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn shards_partition_the_result_and_resume_within_themselves(
+        ((n, fundamental, fixed), after, _) in query_after(),
+        count_parts in 1u32..=40,
+    ) {
+        let all = naive::answer(n as usize, &fixed, fundamental);
+        let mut union = Vec::new();
+        let mut solutions = 0;
+        let mut classes = 0;
+        for index in 0..count_parts {
+            let shard = Shard {
+                index,
+                count: count_parts,
+            };
+            let p = problem(n, &fixed, fundamental, shard);
+            let part = boards(&p, None, None);
+            prop_assert!(part.windows(2).all(|w| w[0] < w[1]), "part in order");
+            // Resuming inside the part gives the rest of the same part.
+            let rest: Vec<_> = part
+                .iter()
+                .filter(|b| b.as_slice() > after.as_slice())
+                .cloned()
+                .collect();
+            prop_assert_eq!(boards(&p, Some(&after), None), rest, "{:?}", shard);
+            union.extend(part);
+            let counted = plain_count(&problem(n, &fixed, false, shard), &never()).unwrap();
+            solutions += counted.solutions;
+            classes += counted.fundamental.unwrap_or(0);
+        }
+        union.sort();
+        prop_assert_eq!(union, all);
+        let whole = plain_count(&problem(n, &fixed, false, Shard::WHOLE), &never()).unwrap();
+        prop_assert_eq!(solutions, whole.solutions);
+        prop_assert_eq!(classes, whole.fundamental.unwrap_or(0));
+    }
+
+    #[test]
+    fn prefix_tasks_in_order_make_up_the_whole_search(
+        ((n, fundamental, fixed), after, _) in query_after(),
+        count_parts in 1u32..=6,
+        index in any::<prop::sample::Index>(),
+        depth in any::<prop::sample::Index>(),
+        resume in any::<bool>(),
+    ) {
+        let shard = Shard {
+            index: index.index(count_parts as usize) as u32,
+            count: count_parts,
+        };
+        let p = problem(n, &fixed, fundamental, shard);
+        let after = resume.then_some(after);
+        // Streams use depths 3 and 4; deeper ones only multiply the (empty) tasks.
+        let depth = depth.index(n.min(5) as usize + 1);
+        let tasks = Tasks::new(n, depth, after.as_deref());
+        let mut sink = Collect::default();
+        for i in 0..tasks.total() {
+            let flow = enumerate_under(&p, &tasks.prefix(i), after.as_deref(), &mut sink);
+            prop_assert!(flow.is_continue());
+            if !tasks.wanted(i) {
+                // A task that is not wanted holds no boards.
+                let mut alone = Collect::default();
+                let _ = enumerate_under(&p, &tasks.prefix(i), after.as_deref(), &mut alone);
+                prop_assert!(alone.0.is_empty(), "task {:?} is not wanted", tasks.prefix(i));
+            }
+        }
+        prop_assert_eq!(sink.0, boards(&p, after.as_deref(), None));
     }
 }
 
@@ -169,79 +232,7 @@ fn attacking_fixed_queens_have_no_solutions() {
     for fixed in [&same_row[..], &diagonal[..]] {
         let p = problem(8, fixed, false, Shard::WHOLE);
         assert!(boards(&p, None, None).is_empty());
-        assert_eq!(count(&p, &never()).unwrap().solutions, 0);
-    }
-}
-
-#[test]
-fn start_after_and_limit_match_the_oracle() {
-    let mut rng = Rng(2);
-    for _ in 0..400 {
-        let (n, fundamental, fixed) = random_query(&mut rng);
-        let all = oracle(n as usize, &fixed, fundamental);
-        let after = match (rng.below(2), all.is_empty()) {
-            (0, false) => all[rng.below(all.len() as u64) as usize].clone(),
-            _ => random_vector(&mut rng, n),
-        };
-        let limit = match rng.below(3) {
-            0 => None,
-            _ => Some(rng.below(all.len() as u64 + 2)),
-        };
-        let expected: Vec<Vec<u8>> = all
-            .iter()
-            .filter(|b| b.as_slice() > after.as_slice())
-            .take(limit.unwrap_or(u64::MAX) as usize)
-            .cloned()
-            .collect();
-        let p = problem(n, &fixed, fundamental, Shard::WHOLE);
-        assert_eq!(
-            boards(&p, Some(&after), limit),
-            expected,
-            "n={n} fixed={fixed:?} fundamental={fundamental} after={after:?} limit={limit:?}"
-        );
-    }
-}
-
-#[test]
-fn shards_partition_the_result_and_resume_within_themselves() {
-    let mut rng = Rng(3);
-    for _ in 0..150 {
-        let (n, fundamental, fixed) = random_query(&mut rng);
-        let count_parts = 1 + rng.below(40) as u32;
-        let all = oracle(n as usize, &fixed, fundamental);
-        let mut union = Vec::new();
-        let mut solutions = 0;
-        let mut classes = 0;
-        for index in 0..count_parts {
-            let shard = Shard {
-                index,
-                count: count_parts,
-            };
-            let p = problem(n, &fixed, fundamental, shard);
-            let part = boards(&p, None, None);
-            assert!(part.windows(2).all(|w| w[0] < w[1]), "part in order");
-            // Resuming inside the part gives the rest of the same part.
-            let after = random_vector(&mut rng, n);
-            let rest: Vec<_> = part
-                .iter()
-                .filter(|b| b.as_slice() > after.as_slice())
-                .cloned()
-                .collect();
-            assert_eq!(
-                boards(&p, Some(&after), None),
-                rest,
-                "n={n} {shard:?} after={after:?}"
-            );
-            union.extend(part);
-            let counted = count(&problem(n, &fixed, false, shard), &never()).unwrap();
-            solutions += counted.solutions;
-            classes += counted.fundamental.unwrap_or(0);
-        }
-        union.sort();
-        assert_eq!(union, all, "n={n} fixed={fixed:?} parts={count_parts}");
-        let whole = count(&problem(n, &fixed, false, Shard::WHOLE), &never()).unwrap();
-        assert_eq!(solutions, whole.solutions);
-        assert_eq!(classes, whole.fundamental.unwrap_or(0));
+        assert_eq!(plain_count(&p, &never()).unwrap().solutions, 0);
     }
 }
 
@@ -259,7 +250,7 @@ fn shards_split_large_boards_evenly_enough() {
                 count: parts,
             },
         );
-        sizes.push(count(&p, &never()).unwrap().solutions);
+        sizes.push(plain_count(&p, &never()).unwrap().solutions);
     }
     assert_eq!(sizes.iter().sum::<u64>(), 14_200);
     assert!(sizes.iter().all(|&s| s > 14_200 / 7 / 4), "{sizes:?}");
@@ -271,7 +262,7 @@ fn counts_match_oeis_up_to_12() {
     let total = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200];
     let classes = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787];
     for n in 1..=12u32 {
-        let c = count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
+        let c = plain_count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
         assert_eq!(c.solutions, total[n as usize - 1], "n={n}");
         assert_eq!(c.fundamental, Some(classes[n as usize - 1]), "n={n}");
     }
@@ -281,10 +272,10 @@ fn counts_match_oeis_up_to_12() {
 fn a_raised_flag_cancels_a_count() {
     let cancel = AtomicBool::new(true);
     let p = problem(20, &[], false, Shard::WHOLE);
-    assert_eq!(count(&p, &cancel), Err(CountError::Cancelled));
+    assert_eq!(plain_count(&p, &cancel), Err(CountError::Cancelled));
     let fixed = [Square { row: 3, column: 3 }];
     let p = problem(20, &fixed, false, Shard::WHOLE);
-    assert_eq!(count(&p, &cancel), Err(CountError::Cancelled));
+    assert_eq!(plain_count(&p, &cancel), Err(CountError::Cancelled));
 }
 
 /// A sink that stops at its first poll.
@@ -295,7 +286,7 @@ impl Sink for StopAtPoll {
         self.0 += 1;
         ControlFlow::Continue(())
     }
-    fn poll(&mut self) -> ControlFlow<()> {
+    fn poll(&mut self, _: &[u8]) -> ControlFlow<()> {
         ControlFlow::Break(())
     }
 }
@@ -317,7 +308,7 @@ fn the_largest_board_streams_at_once() {
     assert_eq!(first.len(), 3);
     assert!(first.windows(2).all(|w| w[0] < w[1]));
     for b in &first {
-        assert!(naive_valid(b));
+        assert!(naive::is_solution(b));
     }
     let reps = boards(
         &problem(
@@ -335,15 +326,8 @@ fn the_largest_board_streams_at_once() {
     assert_eq!(reps.len(), 2);
     assert!(
         reps.iter()
-            .all(|b| naive::is_representative(b) && naive_valid(b))
+            .all(|b| naive::is_representative(b) && naive::is_solution(b))
     );
-}
-
-fn naive_valid(b: &[u8]) -> bool {
-    let n = b.len();
-    (0..n).all(|i| {
-        (i + 1..n).all(|j| b[i] != b[j] && (j - i) as i32 != (b[i] as i32 - b[j] as i32).abs())
-    })
 }
 
 #[test]
@@ -399,36 +383,4 @@ fn invalid_questions_name_their_field() {
         p.check_start_after(&[3, 3, 3, 3]),
         Ok(Some(vec![3, 3, 3, 3]))
     );
-}
-
-#[test]
-fn prefix_tasks_in_order_make_up_the_whole_search() {
-    let mut rng = Rng(11);
-    for _ in 0..120 {
-        let (n, fundamental, fixed) = random_query(&mut rng);
-        let count_parts = 1 + rng.below(6) as u32;
-        let shard = Shard {
-            index: rng.below(u64::from(count_parts)) as u32,
-            count: count_parts,
-        };
-        let p = problem(n, &fixed, fundamental, shard);
-        let after = (rng.below(2) == 0).then(|| random_vector(&mut rng, n));
-        let depth = rng.below(u64::from(n) + 1) as usize;
-        let mut sink = Collect::default();
-        let mut prefix = vec![0u8; depth];
-        loop {
-            assert!(enumerate_under(&p, &prefix, after.as_deref(), &mut sink).is_continue());
-            // The next prefix of this length in lexicographic order (an odometer).
-            let Some(i) = prefix.iter().rposition(|&c| u32::from(c) + 1 < n) else {
-                break;
-            };
-            prefix[i] += 1;
-            prefix[i + 1..].fill(0);
-        }
-        assert_eq!(
-            sink.0,
-            boards(&p, after.as_deref(), None),
-            "n={n} depth={depth} {shard:?} fixed={fixed:?} after={after:?}"
-        );
-    }
 }

@@ -71,7 +71,20 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `queens serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line.
     pub fn start(args: &[&str]) -> ServerProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_queens"))
+        ServerProcess::start_with(Command::new(env!("CARGO_BIN_EXE_queens")), args)
+    }
+
+    /// Like [`ServerProcess::start`], on the CPUs `cpus` only (`taskset -c`, so the server
+    /// sees that many cores).
+    pub fn start_pinned(cpus: &str, args: &[&str]) -> ServerProcess {
+        let mut taskset = Command::new("taskset");
+        taskset.args(["-c", cpus, env!("CARGO_BIN_EXE_queens")]);
+        ServerProcess::start_with(taskset, args)
+    }
+
+    /// Starts `command serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line.
+    fn start_with(mut command: Command, args: &[&str]) -> ServerProcess {
+        let mut child = command
             .args(["serve", "--addr", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
@@ -186,16 +199,10 @@ pub const A002562: [u64; 16] = [
     1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955,
 ];
 
-/// Whether a column vector is an n-queens solution.
+/// Whether a column vector is an n-queens solution, by the naive oracle.
 pub fn is_solution(columns: &[u32]) -> bool {
-    let n = columns.len();
-    (0..n).all(|i| {
-        columns[i] < n as u32
-            && (i + 1..n).all(|j| {
-                columns[i] != columns[j]
-                    && (j - i) as i64 != (i64::from(columns[i]) - i64::from(columns[j])).abs()
-            })
-    })
+    columns.iter().all(|&c| c <= u32::from(u8::MAX))
+        && queens::solver::naive::is_solution(&columns.iter().map(|&c| c as u8).collect::<Vec<_>>())
 }
 
 /// A Count request for the whole n×n board.

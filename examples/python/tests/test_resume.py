@@ -13,15 +13,22 @@ import pytest
 from helpers import assert_complete, read_boards, wait_for_lines
 
 N, SOLUTIONS = 12, 14200  # OEIS A000170(12)
+# The server pushes a stream as fast as the client's gRPC library takes it in, and that
+# library buffers hundreds of kilobytes ahead of the program (seen here: up to ~24,000
+# one-board messages of n = 13). To go away mid-stream, the server needs a stream well beyond
+# that: n = 13 (1.5 MB of one-board messages).
+BIG_N, BIG_SOLUTIONS = 13, 73712  # OEIS A000170(13)
 
 
-def download_args(addr: str, out: pathlib.Path, batch_size: int = 1) -> list[str]:
+def download_args(
+    addr: str, out: pathlib.Path, batch_size: int = 1, n: int = N
+) -> list[str]:
     # Batches of one board keep a download slow enough (~10k boards/s) to interrupt.
     return [
         "--addr",
         addr,
         "enumerate",
-        str(N),
+        str(n),
         "--batch-size",
         str(batch_size),
         "--out",
@@ -67,18 +74,18 @@ def test_killed_client_resumes_when_run_again(
 def test_client_resumes_by_itself_when_the_server_goes_away(
     kill, own_server, start_client, tmp_path: pathlib.Path
 ):
-    out = tmp_path / "n12.txt"
+    out = tmp_path / "n13.txt"
     err = tmp_path / "client.err"
-    client = start_client(*download_args(own_server.addr, out), stderr=err)
+    client = start_client(*download_args(own_server.addr, out, n=BIG_N), stderr=err)
     wait_for_lines(out, 100, client)
     own_server.stop(kill=kill)
-    assert out.read_bytes().count(b"\n") < SOLUTIONS, (
+    assert out.read_bytes().count(b"\n") < BIG_SOLUTIONS, (
         "the download ended before the server went away"
     )
     own_server.start()
-    assert client.wait(timeout=60) == 0, err.read_text()
+    assert client.wait(timeout=90) == 0, err.read_text()
     assert "UNAVAILABLE" in err.read_text()
-    assert_complete(read_boards(out), N, SOLUTIONS)
+    assert_complete(read_boards(out), BIG_N, BIG_SOLUTIONS)
 
 
 def test_client_waits_for_a_busy_server(

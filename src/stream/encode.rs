@@ -6,17 +6,13 @@
 //! so one byte each) and, unless compact, `rows` as `n` length-delimited strings. So a batch
 //! is the concatenation of its boards' entries, and a message of `k` boards is exactly
 //! `k * entry_len` bytes. The server sends [`EncodedBatch`] through a server-only generation
-//! of the service (`build.rs`); clients decode the same bytes as the plain generated
-//! `EnumerateResponse`. Batching, flushing and the channel live in `service.rs`.
+//! of the service (`build.rs`, [`crate::pb::server`]); clients decode the same bytes as the
+//! plain generated `EnumerateResponse`. Batching, flushing and the channel live in
+//! `send.rs`.
 
+use crate::solver::MAX_N;
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{DecodeContext, WireType, encode_varint, skip_field};
-
-/// The server side of `queens.v1.Queens`, generated with [`EncodedBatch`] as its response.
-#[allow(missing_docs, unreachable_pub)]
-pub mod server {
-    include!(concat!(env!("OUT_DIR"), "/encoded/queens.v1.rs"));
-}
 
 /// Key of field 1, length-delimited: `EnumerateResponse.boards` and packed `Board.columns`.
 const KEY_1: u8 = 1 << 3 | 2;
@@ -38,16 +34,16 @@ pub struct BoardEncoder {
 }
 
 impl BoardEncoder {
-    /// An encoder for boards of size `n` (1 to 32), with rows unless `compact`.
+    /// An encoder for boards of size `n` (1 to [`MAX_N`]), with rows unless `compact`.
     pub fn new(n: u32, compact: bool) -> BoardEncoder {
-        assert!((1..=32).contains(&n), "boards have 1 to 32 rows");
+        assert!((1..=MAX_N).contains(&n), "boards have 1 to {MAX_N} rows");
         let n = n as usize;
         let row_len = n + 2;
         let mut rows = Vec::new();
         if !compact {
             for column in 0..n {
                 rows.extend_from_slice(&[KEY_2, n as u8]);
-                rows.extend((0..n).map(|c| if c == column { b'Q' } else { b'.' }));
+                crate::render::row(n, column, &mut rows);
             }
         }
         let board_len = 2 + n + if compact { 0 } else { n * row_len };
@@ -129,19 +125,17 @@ mod tests {
     /// The board as the generated types build it: the reference the bytes must match.
     fn reference(columns: &[u8], compact: bool) -> Board {
         let n = columns.len();
+        let row = |c: u8| {
+            let mut text = Vec::new();
+            crate::render::row(n, usize::from(c), &mut text);
+            String::from_utf8(text).expect("ASCII")
+        };
         Board {
             columns: columns.iter().map(|&c| u32::from(c)).collect(),
             rows: if compact {
                 Vec::new()
             } else {
-                columns
-                    .iter()
-                    .map(|&c| {
-                        (0..n)
-                            .map(|i| if i == c as usize { 'Q' } else { '.' })
-                            .collect()
-                    })
-                    .collect()
+                columns.iter().map(|&c| row(c)).collect()
             },
         }
     }
@@ -189,7 +183,7 @@ mod tests {
 
     #[test]
     fn entry_length_matches_the_generated_encoding() {
-        for n in 1..=32usize {
+        for n in 1..=MAX_N as usize {
             for compact in [false, true] {
                 let board = reference(&vec![0; n], compact);
                 let len = board.encoded_len();

@@ -6,12 +6,9 @@
 //! next free row). Which queens to place, symmetry, shards and threads live in `mod.rs` and
 //! `constellation.rs`, not here.
 
-use crate::solver::problem::full_mask;
-use crate::solver::{CountError, Square};
+use crate::solver::CountError;
+use crate::solver::geometry::{MAX, Masks, Square, Symmetry, bits, blocked, full_mask};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Largest board handled; matches [`crate::solver::MAX_N`].
-const MAX: usize = 32;
 
 /// Subtrees with at most this many free rows are searched without polling the cancel flag and
 /// with unchecked sums: such a subtree is at most a 10-queens problem (milliseconds at any n),
@@ -23,9 +20,7 @@ const QUIET_ROWS: usize = 10;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct State {
     k: usize,
-    cols: u32,
-    d1: u32,
-    d2: u32,
+    m: Masks,
 }
 
 /// Counts of a board's completions that a symmetric constellation needs.
@@ -60,17 +55,17 @@ impl Board {
     /// The `n`×`n` board with `queens` placed (squares on the board, none repeated).
     pub(super) fn new(n: u32, queens: &[Square]) -> Board {
         let full = full_mask(n);
-        let n = n as usize;
         let mut allowed = [full; MAX];
         let mut placed = [false; MAX];
         let mut columns = [0u8; MAX];
-        for q in queens {
+        for &q in queens {
             placed[q.row as usize] = true;
             columns[q.row as usize] = q.column as u8;
-            for (r, mask) in allowed[..n].iter_mut().enumerate() {
-                *mask &= !attacks(n, *q, r);
+            for (r, mask) in allowed[..n as usize].iter_mut().enumerate() {
+                *mask &= !blocked(n, q, r as u32);
             }
         }
+        let n = n as usize;
         let mut board = Board {
             n,
             free: 0,
@@ -95,9 +90,7 @@ impl Board {
     pub(super) fn root() -> State {
         State {
             k: 0,
-            cols: 0,
-            d1: 0,
-            d2: 0,
+            m: Masks::EMPTY,
         }
     }
 
@@ -128,10 +121,7 @@ impl Board {
             out.push(queens.clone());
             return;
         }
-        let mut avail = !(s.cols | s.d1 | s.d2 | self.blocked[s.k]);
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
+        for bit in bits(self.avail(s)) {
             queens.push(Square {
                 row: u32::from(self.rows[s.k]),
                 column: bit.trailing_zeros(),
@@ -141,15 +131,18 @@ impl Board {
         }
     }
 
+    /// The columns the free row of `s` may take.
+    #[inline]
+    fn avail(&self, s: State) -> u32 {
+        !(s.m.taken() | self.blocked[s.k])
+    }
+
     /// The state after placing `bit` in the free row of `s`.
     #[inline]
     fn child(&self, s: State, bit: u32) -> State {
-        let shift = self.shift[s.k];
         State {
             k: s.k + 1,
-            cols: s.cols | bit,
-            d1: (s.d1 | bit) << shift,
-            d2: (s.d2 | bit) >> shift,
+            m: s.m.child(bit, self.shift[s.k]),
         }
     }
 
@@ -166,14 +159,11 @@ impl Board {
 
     fn walk(&self, s: State, cancel: &AtomicBool) -> Result<u64, CountError> {
         if self.free - s.k <= QUIET_ROWS {
-            return Ok(self.quiet_from(self.free - s.k, s.k, s.cols, s.d1, s.d2));
+            return Ok(self.quiet_from(self.free - s.k, s));
         }
         poll(cancel)?;
-        let mut avail = !(s.cols | s.d1 | s.d2 | self.blocked[s.k]);
         let mut total = 0u64;
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
+        for bit in bits(self.avail(s)) {
             let below = self.walk(self.child(s, bit), cancel)?;
             total = total.checked_add(below).ok_or(CountError::Overflow)?;
         }
@@ -185,21 +175,17 @@ impl Board {
     /// inline the shallow levels. The last two free rows are counted in place: every other
     /// row holds a queen by then, so the last row has one column left (its count is whether
     /// that column is free) and the row above it two.
-    fn quiet<D: Depth>(&self, k: usize, cols: u32, d1: u32, d2: u32, avail: u32) -> u64 {
+    fn quiet<D: Depth>(&self, k: usize, m: Masks, avail: u32) -> u64 {
         if D::ROWS == 1 {
             return u64::from(avail != 0);
         }
-        let mut avail = avail;
         let shift = self.shift[k & (MAX - 1)];
         // `& (MAX - 1)` keeps the indices visibly in bounds (k < free <= MAX): no checks.
         let next = self.blocked[(k + 1) & (MAX - 1)];
         let mut total = 0;
         if D::ROWS == 2 {
-            while avail != 0 {
-                let bit = avail & avail.wrapping_neg();
-                avail ^= bit;
-                let last = !(cols | bit | (d1 | bit) << shift | (d2 | bit) >> shift | next);
-                total += u64::from(last != 0);
+            for bit in bits(avail) {
+                total += u64::from(!(m.child(bit, shift).taken() | next) != 0);
             }
             return total;
         }
@@ -207,32 +193,31 @@ impl Board {
         // theirs still has one too (forward checking).
         let shift2 = self.shift[(k + 1) & (MAX - 1)];
         let after = self.blocked[(k + 2) & (MAX - 1)];
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
-            let (c, x, y) = (cols | bit, (d1 | bit) << shift, (d2 | bit) >> shift);
-            let below = !(c | x | y | next);
-            if below != 0 && !(c | x << shift2 | y >> shift2 | after) != 0 {
-                total += self.quiet::<D::Next>(k + 1, c, x, y, below);
+        for bit in bits(avail) {
+            let child = m.child(bit, shift);
+            let below = !(child.taken() | next);
+            if below != 0 && !(child.child(0, shift2).taken() | after) != 0 {
+                total += self.quiet::<D::Next>(k + 1, child, below);
             }
         }
         total
     }
 
-    /// [`Board::quiet`] at free row `k`, with `rows` (1 to [`QUIET_ROWS`]) free rows left.
-    fn quiet_from(&self, rows: usize, k: usize, cols: u32, d1: u32, d2: u32) -> u64 {
-        let avail = !(cols | d1 | d2 | self.blocked[k & (MAX - 1)]);
+    /// [`Board::quiet`] at state `s`, with `rows` (1 to [`QUIET_ROWS`]) free rows left.
+    fn quiet_from(&self, rows: usize, s: State) -> u64 {
+        let (k, m) = (s.k, s.m);
+        let avail = !(m.taken() | self.blocked[k & (MAX - 1)]);
         match rows {
-            1 => self.quiet::<R1>(k, cols, d1, d2, avail),
-            2 => self.quiet::<R2>(k, cols, d1, d2, avail),
-            3 => self.quiet::<R3>(k, cols, d1, d2, avail),
-            4 => self.quiet::<R4>(k, cols, d1, d2, avail),
-            5 => self.quiet::<R5>(k, cols, d1, d2, avail),
-            6 => self.quiet::<R6>(k, cols, d1, d2, avail),
-            7 => self.quiet::<R7>(k, cols, d1, d2, avail),
-            8 => self.quiet::<R8>(k, cols, d1, d2, avail),
-            9 => self.quiet::<R9>(k, cols, d1, d2, avail),
-            _ => self.quiet::<R10>(k, cols, d1, d2, avail),
+            1 => self.quiet::<R1>(k, m, avail),
+            2 => self.quiet::<R2>(k, m, avail),
+            3 => self.quiet::<R3>(k, m, avail),
+            4 => self.quiet::<R4>(k, m, avail),
+            5 => self.quiet::<R5>(k, m, avail),
+            6 => self.quiet::<R6>(k, m, avail),
+            7 => self.quiet::<R7>(k, m, avail),
+            8 => self.quiet::<R8>(k, m, avail),
+            9 => self.quiet::<R9>(k, m, avail),
+            _ => self.quiet::<R10>(k, m, avail),
         }
     }
 
@@ -265,10 +250,7 @@ impl Board {
         if self.free - s.k > QUIET_ROWS {
             poll(cancel)?;
         }
-        let mut avail = !(s.cols | s.d1 | s.d2 | self.blocked[s.k]);
-        while avail != 0 {
-            let bit = avail & avail.wrapping_neg();
-            avail ^= bit;
+        for bit in bits(self.avail(s)) {
             board[self.rows[s.k] as usize] = bit.trailing_zeros() as u8;
             if s.k + 1 == self.free {
                 self.leaf(board, counts)?;
@@ -281,34 +263,17 @@ impl Board {
 
     /// Records one complete board in `counts`.
     fn leaf(&self, board: &[u8; MAX], counts: &mut SymmetricCounts) -> Result<(), CountError> {
-        let n = self.n;
-        let last = (n - 1) as u8;
-        let cols = &board[..n];
+        let cols = &board[..self.n];
         let bump = |c: &mut u64| c.checked_add(1).ok_or(CountError::Overflow);
         counts.all = bump(&mut counts.all)?;
-        if (0..n).all(|r| cols[n - 1 - r] == last - cols[r]) {
+        if Symmetry::HALF_TURN.fixes(cols) {
             counts.half_turn = bump(&mut counts.half_turn)?;
         }
-        if (0..n).all(|r| cols[cols[r] as usize] == last - r as u8) {
+        if Symmetry::QUARTER_TURN.fixes(cols) {
             counts.quarter_turn = bump(&mut counts.quarter_turn)?;
         }
         Ok(())
     }
-}
-
-/// Columns of row `r` that queen `q` takes from other queens: all but its own column in its
-/// own row, its column and two diagonals elsewhere.
-fn attacks(n: usize, q: Square, r: usize) -> u32 {
-    let (qr, qc) = (q.row as i64, q.column as i64);
-    let r = r as i64;
-    if r == qr {
-        return !(1u32 << qc);
-    }
-    let d = (r - qr).abs();
-    [qc, qc - d, qc + d]
-        .into_iter()
-        .filter(|c| (0..n as i64).contains(c))
-        .fold(0, |mask, c| mask | 1u32 << c)
 }
 
 /// A number of free rows left, as a type, so that [`Board::quiet`] has one copy per depth.

@@ -9,9 +9,8 @@
 //! whose board is done takes the next board. Which boards to count and what their counts
 //! weigh lives in `mod.rs`; the scalar search for the rest lives in `board.rs`.
 
-use super::constellation::{attack, peaceful};
-use crate::solver::{CountError, Square};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::solver::CountError;
+use crate::solver::geometry::{Square, attack, peaceful};
 
 /// Lanes stepped together: two AVX-512 registers of 64-bit words.
 const LANES: usize = 16;
@@ -19,7 +18,7 @@ const LANES: usize = 16;
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
 
-/// Checks for finished lanes between polls of the cancel flag (tens of µs apart).
+/// Checks for finished lanes between calls of the pause test (tens of µs apart).
 const POLL: usize = 64;
 
 /// Where column 0 sits in the diagonal masks. Backing up shifts a mask back, so it must have
@@ -52,7 +51,7 @@ pub(super) struct Start {
 /// The boards for the lanes whose completions are, together, those of one board: the board
 /// itself when it fits a lane, else, one by one, the boards with its first few free rows
 /// filled in every peaceful way, as few rows as make the rest fit.
-pub(super) struct Plan {
+pub(super) struct Split {
     n: u32,
     /// The board's queens, then one per split row filled so far.
     queens: Vec<Square>,
@@ -68,10 +67,10 @@ pub(super) struct Plan {
     done: bool,
 }
 
-impl Plan {
+impl Split {
     /// The plan for the `n`×`n` board with `queens` placed (on the board, at most one per
     /// row); `None` when two of them attack each other or no split makes it fit a lane.
-    pub(super) fn new(n: u32, queens: &[Square]) -> Option<Plan> {
+    pub(super) fn new(n: u32, queens: &[Square]) -> Option<Split> {
         if !peaceful(queens) || n + OFFSET >= 64 {
             return None;
         }
@@ -79,7 +78,7 @@ impl Plan {
             .filter(|&r| queens.iter().all(|q| q.row != r))
             .collect();
         let split = (0..free.len()).find(|&k| fits(n, &free[k..]))?;
-        Some(Plan {
+        Some(Split {
             n,
             queens: queens.to_vec(),
             base: queens.len(),
@@ -104,7 +103,7 @@ fn fits(n: u32, rows: &[u32]) -> bool {
         && rows.windows(2).all(|w| w[1] - w[0] < 16)
 }
 
-impl Iterator for Plan {
+impl Iterator for Split {
     type Item = Start;
 
     fn next(&mut self) -> Option<Start> {
@@ -123,7 +122,7 @@ impl Iterator for Plan {
             let row = self.split[level];
             let next = (self.column[level]..self.n).find(|&column| {
                 let q = Square { row, column };
-                self.queens.iter().all(|p| !attack(p, &q))
+                self.queens.iter().all(|&p| !attack(p, q))
             });
             match next {
                 Some(column) => {
@@ -306,118 +305,174 @@ impl Registers {
 
 /// The SIMD registers this CPU runs the lanes in; `None` on a CPU with neither AVX-512 nor
 /// AVX2, where callers should search alone: the portable rounds are slower than the scalar
-/// search there (n = 15, measured by forcing them on this machine: 0.87 of the baseline's
-/// CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512 registers).
+/// search there (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of the
+/// baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512
+/// registers).
 pub(super) fn registers() -> Option<Registers> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512cd")
-        {
-            return Some(Registers::Avx512);
+    if has_avx512() {
+        Some(Registers::Avx512)
+    } else if has_avx2() {
+        Some(Registers::Avx2)
+    } else {
+        None
+    }
+}
+
+/// Whether this CPU has every feature [`count_avx512`] is compiled for.
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512cd")
+}
+
+/// Whether this CPU has every feature `count_avx2` is compiled for.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("popcnt")
+}
+
+/// No SIMD lanes off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx512() -> bool {
+    false
+}
+
+/// No SIMD lanes off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx2() -> bool {
+    false
+}
+
+/// How a call of [`LaneSet::run`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// The feed had no more boards and every lane finished its own.
+    Done,
+    /// The pause test said stop; the lanes keep their boards for the next call.
+    Paused,
+}
+
+/// One set of lockstep lanes with the boards they are counting, kept between calls of
+/// [`LaneSet::run`] so that a count can give its thread to other work and come back.
+pub(super) struct LaneSet {
+    lanes: Lanes,
+    /// The columns of the board, as a mask.
+    full: u64,
+    /// Lanes holding a board.
+    busy: usize,
+    /// Whether the lanes took their first boards.
+    loaded: bool,
+}
+
+impl LaneSet {
+    /// Idle lanes for `n`×`n` boards.
+    pub(super) fn new(n: u32) -> LaneSet {
+        LaneSet {
+            lanes: Lanes {
+                at: [0; LANES],
+                cols: [0; LANES],
+                d1: [0; LANES],
+                d2: [0; LANES],
+                avail: [0; LANES],
+                placed: [0; LANES],
+                gaps: [0; LANES],
+                stop: [0; LANES],
+                found: [0; LANES],
+                job: [usize::MAX; LANES],
+            },
+            full: (1u64 << n) - 1,
+            busy: 0,
+            loaded: false,
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Some(Registers::Avx2);
+    }
+
+    /// Counts the completions of the boards `feed` gives, reporting each to `feed` as it
+    /// finishes (in no particular order), until there are no more (`Done`) or `pause` says
+    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in `registers` when
+    /// the CPU has them (the portable rounds otherwise, and for `None`).
+    pub(super) fn run(
+        &mut self,
+        registers: Option<Registers>,
+        feed: &mut impl Feed,
+        pause: &impl Fn() -> bool,
+    ) -> Result<Outcome, CountError> {
+        match registers {
+            #[cfg(target_arch = "x86_64")]
+            Some(Registers::Avx512) if has_avx512() => {
+                // SAFETY: `has_avx512` detected every feature `count_avx512` is compiled for.
+                unsafe { count_avx512(self, feed, pause) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Some(_) if has_avx2() => {
+                // SAFETY: `has_avx2` detected every feature `count_avx2` is compiled for.
+                unsafe { count_avx2(self, feed, pause) }
+            }
+            _ => count_lanes::<false>(self, feed, pause),
         }
     }
-    None
-}
-
-/// Counts the completions of every board `feed` gives, on an `n`×`n` board, reporting each
-/// to `feed` as it finishes (in no particular order). Polls `cancel` every few tens of µs.
-pub(super) fn count(n: u32, feed: &mut impl Feed, cancel: &AtomicBool) -> Result<(), CountError> {
-    match registers() {
-        // SAFETY: `registers` detected the features each copy is compiled for.
-        #[cfg(target_arch = "x86_64")]
-        Some(Registers::Avx512) => unsafe { count_avx512(n, feed, cancel) },
-        #[cfg(target_arch = "x86_64")]
-        Some(Registers::Avx2) => unsafe { count_avx2(n, feed, cancel) },
-        _ => count_lanes::<false>(n, feed, cancel),
-    }
-}
-
-/// [`count`] with the portable rounds on every machine, so tests cover them where the CPU
-/// would take the AVX-512 ones.
-#[cfg(test)]
-pub(super) fn count_portable(
-    n: u32,
-    feed: &mut impl Feed,
-    cancel: &AtomicBool,
-) -> Result<(), CountError> {
-    count_lanes::<false>(n, feed, cancel)
-}
-
-/// [`count`] in AVX2 registers where the CPU has them (portable rounds elsewhere), so tests
-/// cover that copy where the CPU would take the AVX-512 one.
-#[cfg(test)]
-pub(super) fn count_in_avx2(
-    n: u32,
-    feed: &mut impl Feed,
-    cancel: &AtomicBool,
-) -> Result<(), CountError> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the feature was detected just above.
-        return unsafe { count_avx2(n, feed, cancel) };
-    }
-    count_lanes::<false>(n, feed, cancel)
 }
 
 /// [`count_lanes`] with the rounds in AVX-512 registers.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512CD (see [`has_avx512`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
 unsafe fn count_avx512(
-    n: u32,
+    set: &mut LaneSet,
     feed: &mut impl Feed,
-    cancel: &AtomicBool,
-) -> Result<(), CountError> {
-    count_lanes::<true>(n, feed, cancel)
+    pause: &impl Fn() -> bool,
+) -> Result<Outcome, CountError> {
+    count_lanes::<true>(set, feed, pause)
 }
 
 /// [`count_lanes`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT (see [`has_avx2`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn count_avx2(n: u32, feed: &mut impl Feed, cancel: &AtomicBool) -> Result<(), CountError> {
-    count_lanes::<false>(n, feed, cancel)
+unsafe fn count_avx2(
+    set: &mut LaneSet,
+    feed: &mut impl Feed,
+    pause: &impl Fn() -> bool,
+) -> Result<Outcome, CountError> {
+    count_lanes::<false>(set, feed, pause)
 }
 
 /// The lanes' loop, inlined into one copy per instruction set; `AVX512` runs the rounds
 /// with explicit AVX-512 instructions (only where the CPU has them).
 #[inline(always)]
 fn count_lanes<const AVX512: bool>(
-    n: u32,
+    set: &mut LaneSet,
     feed: &mut impl Feed,
-    cancel: &AtomicBool,
-) -> Result<(), CountError> {
-    let full = (1u64 << n) - 1;
-    let mut lanes = Lanes {
-        at: [0; LANES],
-        cols: [0; LANES],
-        d1: [0; LANES],
-        d2: [0; LANES],
-        avail: [0; LANES],
-        placed: [0; LANES],
-        gaps: [0; LANES],
-        stop: [0; LANES],
-        found: [0; LANES],
-        job: [usize::MAX; LANES],
-    };
-    let mut busy = 0;
-    for i in 0..LANES {
-        if let Some((tag, start)) = feed.next()? {
-            lanes.load(i, &start, tag, full);
-            busy += 1;
-        } else {
-            lanes.idle(i);
+    pause: &impl Fn() -> bool,
+) -> Result<Outcome, CountError> {
+    let full = set.full;
+    let lanes = &mut set.lanes;
+    if !set.loaded {
+        set.loaded = true;
+        for i in 0..LANES {
+            if let Some((tag, start)) = feed.next()? {
+                lanes.load(i, &start, tag, full);
+                set.busy += 1;
+            } else {
+                lanes.idle(i);
+            }
         }
     }
     let mut checks = 0;
-    while busy > 0 {
+    while set.busy > 0 {
         if AVX512 {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `count` compiles `AVX512` copies only after detecting the features.
+            // SAFETY: `AVX512` copies are compiled only into `count_avx512`, which runs only
+            // where the CPU has the features.
             unsafe {
-                avx512::burst(&mut lanes, full)
+                avx512::burst(lanes, full)
             };
         } else {
             for _ in 0..BURST {
@@ -433,15 +488,15 @@ fn count_lanes<const AVX512: bool>(
                 lanes.load(i, &start, tag, full);
             } else {
                 lanes.idle(i);
-                busy -= 1;
+                set.busy -= 1;
             }
         }
         checks += 1;
-        if checks % POLL == 0 && cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
+        if checks % POLL == 0 && pause() {
+            return Ok(Outcome::Paused);
         }
     }
-    Ok(())
+    Ok(Outcome::Done)
 }
 
 /// [`Lanes::step`] written out in AVX-512 instructions: the compiler keeps the lanes' state
@@ -465,8 +520,11 @@ mod avx512 {
     }
 
     /// Runs [`BURST`] rounds of every lane.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512CD.
     #[target_feature(enable = "avx512f,avx512cd")]
-    pub(super) fn burst(lanes: &mut Lanes, full: u64) {
+    pub(super) unsafe fn burst(lanes: &mut Lanes, full: u64) {
         const _: () = assert!(LANES == 16);
         let full = _mm512_set1_epi64(full as i64);
         let mut a = load(lanes, 0);

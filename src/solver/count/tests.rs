@@ -2,11 +2,16 @@
 //! shard splits, fixed queens, cancellation, overflow.
 
 use super::board::Board;
-use super::constellation::{self, symmetries_of, transform};
-use super::lanes;
-use super::{Partial, count_fast, count_parallel};
+use super::constellation::{self, symmetries_of};
+use super::lanes::{self, LaneSet, Registers};
+use super::{CountOptions, Partial, count};
+use crate::solver::geometry::{Symmetry, peaceful};
 use crate::solver::naive;
-use crate::solver::{CountError, Counts, Problem, Shard, Square, count};
+use crate::solver::pool::{Pool, wait};
+use crate::solver::search::count as plain_count;
+use crate::solver::{CountError, Counts, Problem, Shard, Square};
+use proptest::prelude::*;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,19 +25,6 @@ const A002562: [u64; 16] = [
     1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955,
 ];
 
-/// Deterministic pseudo-random numbers (splitmix64), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, k: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % k
-    }
-}
-
 fn never() -> AtomicBool {
     AtomicBool::new(false)
 }
@@ -41,8 +33,32 @@ fn problem(n: u32, fixed: &[Square], shard: Shard) -> Problem {
     Problem::new(n, fixed, false, shard).expect("valid problem")
 }
 
+/// Counts `p` through the one entry point on a pool of `threads` threads, lanes on or off,
+/// stopped by `cancel`.
+fn counted(
+    p: &Problem,
+    threads: usize,
+    lanes: bool,
+    cancel: Arc<AtomicBool>,
+) -> Result<Counts, CountError> {
+    let pool = Pool::new(threads);
+    let options = CountOptions {
+        threads,
+        lanes,
+        cancel,
+        ..CountOptions::default()
+    };
+    wait(|done| count(p, options, &pool, done)).expect("a result")
+}
+
+/// The count of `p` on `threads` threads with the lanes.
 fn fast(p: &Problem, threads: usize) -> Counts {
-    count_parallel(p, &never(), threads).expect("count")
+    counted(p, threads, true, Arc::default()).expect("count")
+}
+
+/// The count of `p` by the plain search, the reference.
+fn plain(p: &Problem) -> Counts {
+    plain_count(p, &never()).expect("count")
 }
 
 /// The parts of a split, added up.
@@ -88,53 +104,84 @@ fn whole_boards_match_oeis_on_one_and_two_threads() {
 }
 
 /// Counting without lanes (as on a CPU without AVX2) gives the same answers: whole boards,
-/// shards, a centre queen (its symmetric path) and random fixed queens.
+/// shards, a centre queen (its symmetric path) and fixed queens.
 #[test]
 fn without_lanes_the_counts_match_too() {
-    /// Lets the lanes back in when the test ends, also by a panic.
-    struct Restore;
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            super::SEARCH_ALONE.store(false, Ordering::Relaxed);
-        }
-    }
-    super::SEARCH_ALONE.store(true, Ordering::Relaxed);
-    let _restore = Restore;
     for threads in [1, 2] {
         for n in 1..=13u32 {
-            let got = fast(&problem(n, &[], Shard::WHOLE), threads);
-            assert_oeis(n, got, &format!("no lanes, {threads} threads"));
+            let got = counted(
+                &problem(n, &[], Shard::WHOLE),
+                threads,
+                false,
+                Arc::default(),
+            );
+            assert_oeis(
+                n,
+                got.expect("count"),
+                &format!("no lanes, {threads} threads"),
+            );
         }
     }
-    assert_oeis(12, sum_of_parts(12, &[], 5, 2), "no lanes, 5 parts");
-    let mut rng = Rng(0xA10E);
+    for index in 0..5 {
+        let shard = Shard { index, count: 5 };
+        let got = counted(&problem(12, &[], shard), 2, false, Arc::default()).expect("count");
+        assert_eq!(
+            got,
+            fast(&problem(12, &[], shard), 2),
+            "no lanes, {shard:?}"
+        );
+    }
     for n in [7u32, 9, 11] {
-        let centre = [Square {
+        let centre = Square {
             row: n / 2,
             column: n / 2,
-        }];
-        let mut fixed = vec![Square {
-            row: rng.below(u64::from(n)) as u32,
-            column: rng.below(u64::from(n)) as u32,
-        }];
-        if fixed[0].row != 0 {
-            fixed.push(Square {
+        };
+        let pair = [
+            Square { row: 1, column: 2 },
+            Square {
                 row: 0,
-                column: rng.below(u64::from(n)) as u32,
-            });
-        }
-        for queens in [&centre[..], &fixed] {
+                column: n - 1,
+            },
+        ];
+        for queens in [&[centre][..], &pair] {
             let p = problem(n, queens, Shard::WHOLE);
-            let expected = count(&p, &never()).expect("count");
-            assert_eq!(fast(&p, 2), expected, "no lanes: n = {n}, {queens:?}");
+            let got = counted(&p, 2, false, Arc::default()).expect("count");
+            assert_eq!(got, plain(&p), "no lanes: n = {n}, {queens:?}");
         }
     }
+}
+
+/// Counts that share one thread take turns (each gives way after its slice while the other
+/// waits, lanes and all) and both come out right.
+#[test]
+fn counts_sharing_a_thread_take_turns_and_agree() {
+    let pool = Pool::new(1);
+    let started = Instant::now();
+    let results: Vec<_> = [16u32, 13]
+        .iter()
+        .map(|&n| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let p = problem(n, &[], Shard::WHOLE);
+            count(&p, CountOptions::default(), &pool, move |c| {
+                let _ = tx.send((c, started.elapsed()));
+            });
+            (n, rx)
+        })
+        .collect();
+    let mut finished = Vec::new();
+    for (n, rx) in results {
+        let (got, at) = rx.recv().expect("a result");
+        assert_oeis(n, got.expect("count"), "sharing one thread");
+        finished.push(at);
+    }
+    // n = 13 was queued behind n = 16 yet finished first: they took turns.
+    assert!(finished[1] < finished[0], "{finished:?}");
 }
 
 #[test]
 fn the_single_thread_entry_point_matches_oeis() {
     for n in [6u32, 9, 12] {
-        let got = count_fast(&problem(n, &[], Shard::WHOLE), &never()).expect("count");
+        let got = fast(&problem(n, &[], Shard::WHOLE), 1);
         assert_oeis(n, got, "one thread");
     }
 }
@@ -167,8 +214,7 @@ fn more_parts_than_subproblems_still_add_up() {
     assert_eq!(total.fundamental, Some(6));
     let fixed = [Square { row: 2, column: 3 }];
     let total = sum_of_parts(8, &fixed, 700, 2);
-    let whole = count(&problem(8, &fixed, Shard::WHOLE), &never()).expect("count");
-    assert_eq!(total, whole);
+    assert_eq!(total, plain(&problem(8, &fixed, Shard::WHOLE)));
 }
 
 #[test]
@@ -180,63 +226,47 @@ fn a_part_is_the_same_every_time() {
     }
 }
 
-#[test]
-fn fixed_queens_match_the_search_and_the_oracle() {
-    let mut rng = Rng(0x5EED);
-    for round in 0..120 {
-        let n = 4 + rng.below(7) as u32; // 4..=10
-        let k = 1 + rng.below(3) as usize;
-        let mut fixed: Vec<Square> = Vec::new();
-        while fixed.len() < k {
-            let q = Square {
-                row: rng.below(u64::from(n)) as u32,
-                column: rng.below(u64::from(n)) as u32,
-            };
-            if !fixed.contains(&q) {
-                fixed.push(q);
-            }
-        }
-        let oracle = oracle_count(n, &fixed);
+/// Up to three distinct squares of an n×n board, n from 4 to 10.
+fn fixed_query() -> impl Strategy<Value = (u32, Vec<Square>)> {
+    (4u32..=10).prop_flat_map(|n| {
+        let set = proptest::collection::btree_set((0..n, 0..n), 1..=3).prop_map(|set| {
+            set.into_iter()
+                .map(|(row, column)| Square { row, column })
+                .collect::<Vec<_>>()
+        });
+        (Just(n), set)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    #[test]
+    fn fixed_queens_match_the_search_and_the_oracle(
+        (n, fixed) in fixed_query(),
+        parts in 1u32..=9,
+    ) {
         let whole = problem(n, &fixed, Shard::WHOLE);
-        let expected = count(&whole, &never()).expect("count");
-        assert_eq!(
-            expected.solutions, oracle,
-            "round {round}: the search itself"
-        );
+        let expected = plain(&whole);
+        prop_assert_eq!(expected.solutions, oracle_count(n, &fixed), "the search itself");
         for threads in [1, 2] {
-            assert_eq!(
-                fast(&whole, threads),
-                expected,
-                "round {round}: n = {n}, {fixed:?}"
-            );
+            prop_assert_eq!(fast(&whole, threads), expected);
         }
-        let parts = 1 + rng.below(9) as u32;
-        assert_eq!(
-            sum_of_parts(n, &fixed, parts, 2),
-            expected,
-            "round {round}: {parts} parts"
-        );
+        prop_assert_eq!(sum_of_parts(n, &fixed, parts, 2), expected, "{} parts", parts);
     }
 }
 
 /// The completions of `fixed` on an n x n board, by the naive oracle.
 fn oracle_count(n: u32, fixed: &[Square]) -> u64 {
-    naive::solutions(n as usize)
-        .iter()
-        .filter(|b| {
-            fixed
-                .iter()
-                .all(|q| u32::from(b[q.row as usize]) == q.column)
-        })
-        .count() as u64
+    naive::answer(n as usize, fixed, false).len() as u64
 }
 
 /// `seed` and its images under the symmetries in `group`, without repeats.
-fn closure(n: u32, seed: &[Square], group: &[u8]) -> Vec<Square> {
+fn closure(n: u32, seed: &[Square], group: &[Symmetry]) -> Vec<Square> {
     let mut all: Vec<Square> = Vec::new();
     for &g in group {
         for &q in seed {
-            let image = transform(n, g, q);
+            let image = g.apply(n, q);
             if !all.contains(&image) {
                 all.push(image);
             }
@@ -251,7 +281,12 @@ fn symmetric_fixed_sets_match_the_search() {
     // quarter turns, with the centre queen or not on odd boards (mirrors would pair queens
     // in one row). Every pinwheel of one square's orbit, n = 6..12; the plain search is the
     // reference (itself checked against the oracle above), and the oracle too for n <= 10.
-    const ROTATIONS: [u8; 4] = [0, 3, 6, 7];
+    const ROTATIONS: [Symmetry; 4] = [
+        Symmetry::ALL[0],
+        Symmetry::ALL[3],
+        Symmetry::ALL[6],
+        Symmetry::ALL[7],
+    ];
     let mut with_completions = 0;
     for n in 6..=12u32 {
         let centre = Square {
@@ -268,12 +303,12 @@ fn symmetric_fixed_sets_match_the_search() {
                 sets.push(closure(n, &[seed, centre], &ROTATIONS));
             }
             for fixed in sets {
-                if !constellation::peaceful(&fixed) {
+                if !peaceful(&fixed) {
                     continue;
                 }
                 assert!(symmetries_of(n, &fixed).len() >= 4, "{fixed:?}");
                 let whole = problem(n, &fixed, Shard::WHOLE);
-                let expected = count(&whole, &never()).expect("count");
+                let expected = plain(&whole);
                 if n <= 10 {
                     assert_eq!(expected.solutions, oracle_count(n, &fixed), "{fixed:?}");
                 }
@@ -305,15 +340,19 @@ fn a_centre_queen_matches_the_search_on_larger_boards() {
         }];
         assert_eq!(symmetries_of(n, &centre).len(), 8);
         let whole = problem(n, &centre, Shard::WHOLE);
-        let expected = count(&whole, &never()).expect("count");
+        let expected = plain(&whole);
         assert_eq!(fast(&whole, 2), expected, "n = {n}");
         assert_eq!(sum_of_parts(n, &centre, 6, 2), expected, "n = {n} in parts");
     }
     // A set only a half turn maps to itself keeps the plain split, and still agrees.
     let pair = [Square { row: 2, column: 5 }, Square { row: 10, column: 7 }];
-    assert_eq!(symmetries_of(13, &pair), vec![0, 3]);
+    let numbers: Vec<u8> = symmetries_of(13, &pair)
+        .iter()
+        .map(|g| g.number())
+        .collect();
+    assert_eq!(numbers, vec![0, 3]);
     let whole = problem(13, &pair, Shard::WHOLE);
-    assert_eq!(fast(&whole, 2), count(&whole, &never()).expect("count"));
+    assert_eq!(fast(&whole, 2), plain(&whole));
 }
 
 #[test]
@@ -325,7 +364,7 @@ fn fixed_queens_on_larger_boards_match_the_search() {
     ];
     for fixed in cases {
         let whole = problem(12, fixed, Shard::WHOLE);
-        let expected = count(&whole, &never()).expect("count");
+        let expected = plain(&whole);
         assert_eq!(fast(&whole, 2), expected, "{fixed:?}");
         assert_eq!(
             sum_of_parts(12, fixed, 5, 1),
@@ -372,10 +411,10 @@ fn constellation_orbits_cover_every_border_once() {
         assert_eq!(covered, peaceful, "n = {n}");
         for c in &reps {
             // The searched image is still a constellation of the same orbit size.
-            let images: Vec<Vec<Square>> = (0..8)
+            let images: Vec<Vec<Square>> = Symmetry::ALL
+                .iter()
                 .map(|g| {
-                    let mut image: Vec<Square> =
-                        c.queens.iter().map(|&q| transform(n, g, q)).collect();
+                    let mut image: Vec<Square> = c.queens.iter().map(|&q| g.apply(n, q)).collect();
                     image.sort();
                     image
                 })
@@ -395,29 +434,27 @@ fn borders(n: u32) -> impl Iterator<Item = [u32; 4]> {
 
 #[test]
 fn a_raised_flag_cancels_every_path() {
-    let cancel = AtomicBool::new(true);
-    for threads in [1, 2] {
-        for n in [6u32, 12, 16] {
-            let p = problem(n, &[], Shard::WHOLE);
-            assert_eq!(
-                count_parallel(&p, &cancel, threads),
-                Err(CountError::Cancelled)
-            );
+    let cancel = Arc::new(AtomicBool::new(true));
+    for lanes in [true, false] {
+        for threads in [1, 2] {
+            for n in [6u32, 12, 16] {
+                let p = problem(n, &[], Shard::WHOLE);
+                let got = counted(&p, threads, lanes, cancel.clone());
+                assert_eq!(got, Err(CountError::Cancelled));
+            }
+            let fixed = problem(14, &[Square { row: 3, column: 5 }], Shard::WHOLE);
+            let got = counted(&fixed, threads, lanes, cancel.clone());
+            assert_eq!(got, Err(CountError::Cancelled));
         }
-        let fixed = problem(14, &[Square { row: 3, column: 5 }], Shard::WHOLE);
-        assert_eq!(
-            count_parallel(&fixed, &cancel, threads),
-            Err(CountError::Cancelled)
-        );
     }
 }
 
 #[test]
 fn a_flag_raised_mid_count_stops_both_threads_within_a_second() {
-    let cancel = AtomicBool::new(false);
+    let cancel = Arc::new(AtomicBool::new(false));
     let p = problem(19, &[], Shard::WHOLE);
     let (result, stopping) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| count_parallel(&p, &cancel, 2));
+        let worker = scope.spawn(|| counted(&p, 2, true, cancel.clone()));
         std::thread::sleep(Duration::from_millis(200));
         cancel.store(true, Ordering::Relaxed);
         let raised = Instant::now();
@@ -473,13 +510,9 @@ impl lanes::Feed for ListFeed {
     }
 }
 
-/// Counts `boards` (queen sets) in lanes, through `count` (the dispatching entry point or the
-/// portable one), and checks each against the scalar search of its board.
-fn assert_lanes_match_boards(
-    n: u32,
-    boards: &[Vec<Square>],
-    count: fn(u32, &mut ListFeed, &AtomicBool) -> Result<(), CountError>,
-) {
+/// Counts `boards` (queen sets) in lanes in `registers` (`None`: the portable rounds), and
+/// checks each against the scalar search of its board.
+fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], registers: Option<Registers>) {
     let mut feed = ListFeed {
         starts: Vec::new(),
         next: 0,
@@ -487,12 +520,13 @@ fn assert_lanes_match_boards(
     };
     let mut owner = Vec::new();
     for (i, queens) in boards.iter().enumerate() {
-        let plan = lanes::Plan::new(n, queens).expect("the board fits");
-        feed.starts.extend(plan);
+        let split = lanes::Split::new(n, queens).expect("the board fits");
+        feed.starts.extend(split);
         owner.resize(feed.starts.len(), i);
     }
     feed.got = vec![None; feed.starts.len()];
-    count(n, &mut feed, &never()).unwrap();
+    let outcome = LaneSet::new(n).run(registers, &mut feed, &|| false);
+    assert_eq!(outcome, Ok(lanes::Outcome::Done));
     let mut got = vec![0; boards.len()];
     for (i, found) in feed.got.iter().enumerate() {
         got[owner[i]] += found.expect("every board reported");
@@ -505,9 +539,12 @@ fn assert_lanes_match_boards(
     }
 }
 
+/// Every tier the lanes run in: the CPU's best, AVX2 (where the CPU has it) and the
+/// portable rounds.
+const TIERS: [fn() -> Option<Registers>; 3] = [lanes::registers, || Some(Registers::Avx2), || None];
+
 /// The lanes count every constellation of n = 6..12 like the scalar search of its board,
-/// in the registers the CPU offers, in AVX2 registers and in the portable rounds, with
-/// lanes refilled as boards finish.
+/// in every tier, with lanes refilled as boards finish.
 #[test]
 fn lanes_match_the_board_search() {
     for n in 6..=12 {
@@ -515,10 +552,44 @@ fn lanes_match_the_board_search() {
             .into_iter()
             .map(|c| c.queens)
             .collect();
-        assert_lanes_match_boards(n, &boards, lanes::count);
-        assert_lanes_match_boards(n, &boards, lanes::count_in_avx2);
-        assert_lanes_match_boards(n, &boards, lanes::count_portable);
+        for tier in TIERS {
+            assert_lanes_match_boards(n, &boards, tier());
+        }
     }
+}
+
+/// A set of lanes paused every few checks and run again keeps its boards and loses no
+/// completion.
+#[test]
+fn paused_lanes_resume_where_they_were() {
+    let n = 12;
+    let boards: Vec<Vec<Square>> = constellation::representatives(n)
+        .into_iter()
+        .map(|c| c.queens)
+        .collect();
+    let mut feed = ListFeed {
+        starts: boards
+            .iter()
+            .flat_map(|q| lanes::Split::new(n, q).expect("fits"))
+            .collect(),
+        next: 0,
+        got: Vec::new(),
+    };
+    feed.got = vec![None; feed.starts.len()];
+    let mut set = LaneSet::new(n);
+    let mut pauses = 0;
+    while set.run(lanes::registers(), &mut feed, &|| true) == Ok(lanes::Outcome::Paused) {
+        pauses += 1;
+    }
+    assert!(pauses > 10, "only {pauses} pauses");
+    let mut fresh = ListFeed {
+        starts: feed.starts.clone(),
+        next: 0,
+        got: vec![None; feed.starts.len()],
+    };
+    let outcome = LaneSet::new(n).run(lanes::registers(), &mut fresh, &|| false);
+    assert_eq!(outcome, Ok(lanes::Outcome::Done));
+    assert_eq!(feed.got, fresh.got);
 }
 
 /// Boards with more free rows than a lane holds are split into boards with their first free
@@ -534,15 +605,15 @@ fn lanes_split_boards_with_many_free_rows() {
         vec![square(14, 2)],
         vec![square(2, 1), square(3, 3), square(4, 0), square(5, 2)],
     ];
-    let plan = lanes::Plan::new(15, &boards[0]).expect("the board fits");
-    assert!(plan.count() > 1, "a board with 14 free rows is split");
-    assert_lanes_match_boards(15, &boards, lanes::count);
-    assert_lanes_match_boards(15, &boards, lanes::count_in_avx2);
-    assert_lanes_match_boards(15, &boards, lanes::count_portable);
+    let split = lanes::Split::new(15, &boards[0]).expect("the board fits");
+    assert!(split.count() > 1, "a board with 14 free rows is split");
+    for tier in TIERS {
+        assert_lanes_match_boards(15, &boards, tier());
+    }
     // 15 free rows: two rows split; 16 free rows: three.
     let deeper = vec![vec![square(0, 3)], vec![square(9, 0)]];
-    assert_lanes_match_boards(16, &deeper, lanes::count);
-    assert_lanes_match_boards(17, &deeper[1..], lanes::count);
-    // Queens that attack each other are not planned (the scalar search counts 0 for them).
-    assert!(lanes::Plan::new(8, &[square(0, 0), square(2, 2)]).is_none());
+    assert_lanes_match_boards(16, &deeper, lanes::registers());
+    assert_lanes_match_boards(17, &deeper[1..], lanes::registers());
+    // Queens that attack each other are not split (the scalar search counts 0 for them).
+    assert!(lanes::Split::new(8, &[square(0, 0), square(2, 2)]).is_none());
 }

@@ -6,14 +6,11 @@
 //! weighs it by the orbit's size. Here: listing those representatives with their stabilizers.
 //! Not here: searching their completions (`board.rs`) or adding them up (`mod.rs`).
 
-use crate::solver::Square;
+use crate::solver::geometry::{Square, Symmetry, attack, peaceful};
 
 /// The queens on the four edge lines, as (column in row 0, column in row n-1, row in column
 /// 0, row in column n-1); a board's constellations are compared as these tuples.
 type Edges = [u8; 4];
-
-/// All eight symmetries, numbered as in [`transform`].
-const ALL: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
 
 /// One constellation per orbit of the symmetry group, with what the count needs of its orbit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,10 +42,10 @@ fn edge_tuples(n: u32) -> impl Iterator<Item = Edges> {
 
 /// When the constellation `queens` (with edge tuple `edges`) has the least tuple of its orbit
 /// under the symmetries `group`: how many of them map it to itself.
-fn stabilizer_if_least(n: u32, queens: &[Square], edges: Edges, group: &[u8]) -> Option<u64> {
+fn stabilizer_if_least(n: u32, queens: &[Square], edges: Edges, group: &[Symmetry]) -> Option<u64> {
     let mut stabilizer = 0;
     for &g in group {
-        let image: Vec<Square> = queens.iter().map(|&q| transform(n, g, q)).collect();
+        let image: Vec<Square> = queens.iter().map(|&q| g.apply(n, q)).collect();
         match edges_of(n, &image)?.cmp(&edges) {
             std::cmp::Ordering::Less => return None,
             std::cmp::Ordering::Equal => stabilizer += 1,
@@ -65,11 +62,14 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
     if !peaceful(&queens) {
         return None;
     }
-    let stabilizer = stabilizer_if_least(n, &queens, edges, &ALL)?;
-    let half_turn: Vec<Square> = queens.iter().map(|&q| transform(n, 3, q)).collect();
+    let stabilizer = stabilizer_if_least(n, &queens, edges, &Symmetry::ALL)?;
+    let half_turn: Vec<Square> = queens
+        .iter()
+        .map(|&q| Symmetry::HALF_TURN.apply(n, q))
+        .collect();
     Some(Constellation {
         rotational: edges_of(n, &half_turn) == Some(edges),
-        queens: fastest_image(n, &queens, &ALL),
+        queens: fastest_image(n, &queens, &Symmetry::ALL),
         stabilizer,
     })
 }
@@ -79,7 +79,7 @@ fn representative(n: u32, edges: Edges) -> Option<Constellation> {
 /// tuple's image needs 75% more): the bottom row's queen nearest a corner, then one side
 /// queen as low as can be; ties go to the lower symmetry number. Only the images by the
 /// symmetries in `group` are candidates.
-fn fastest_image(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
+fn fastest_image(n: u32, queens: &[Square], group: &[Symmetry]) -> Vec<Square> {
     let last = n - 1;
     let key = |image: &[Square]| {
         let edges = edges_of(n, image).unwrap_or_default();
@@ -92,21 +92,22 @@ fn fastest_image(n: u32, queens: &[Square], group: &[u8]) -> Vec<Square> {
         .map(|&g| {
             queens
                 .iter()
-                .map(|&q| transform(n, g, q))
+                .map(|&q| g.apply(n, q))
                 .collect::<Vec<Square>>()
         })
         .min_by_key(|image| key(image))
         .unwrap_or_else(|| queens.to_vec())
 }
 
-/// The symmetries (numbers as in [`transform`]) that map the set `fixed` to itself; always
-/// holds the identity.
-pub(super) fn symmetries_of(n: u32, fixed: &[Square]) -> Vec<u8> {
+/// The symmetries that map the set `fixed` to itself, in number order; always holds the
+/// identity.
+pub(super) fn symmetries_of(n: u32, fixed: &[Square]) -> Vec<Symmetry> {
     let mut sorted = fixed.to_vec();
     sorted.sort();
-    ALL.into_iter()
+    Symmetry::ALL
+        .into_iter()
         .filter(|&g| {
-            let mut image: Vec<Square> = fixed.iter().map(|&q| transform(n, g, q)).collect();
+            let mut image: Vec<Square> = fixed.iter().map(|&q| g.apply(n, q)).collect();
             image.sort();
             image == sorted
         })
@@ -128,13 +129,13 @@ pub(super) struct Weighted {
 /// its fastest image within the group. Each solution holding `fixed` has exactly one
 /// constellation, and symmetric constellations have equally many completions, so the
 /// completions of these boards, each times its orbit, add up to the count.
-pub(super) fn representatives_under(n: u32, fixed: &[Square], group: &[u8]) -> Vec<Weighted> {
+pub(super) fn representatives_under(n: u32, fixed: &[Square], group: &[Symmetry]) -> Vec<Weighted> {
     edge_tuples(n)
         .filter_map(|edges| {
             let queens = queens_of(n, edges);
             let fits = queens
                 .iter()
-                .all(|q| fixed.iter().all(|f| f == q || !attack(f, q)));
+                .all(|&q| fixed.iter().all(|&f| f == q || !attack(f, q)));
             if !fits || !peaceful(&queens) {
                 return None;
             }
@@ -176,22 +177,6 @@ fn queens_of(n: u32, [a, b, c, d]: Edges) -> Vec<Square> {
     queens
 }
 
-/// Whether no two of `queens` share a row, a column or a diagonal.
-pub(super) fn peaceful(queens: &[Square]) -> bool {
-    queens
-        .iter()
-        .enumerate()
-        .all(|(i, p)| queens[i + 1..].iter().all(|q| !attack(p, q)))
-}
-
-/// Whether queens on `p` and `q` share a row, a column or a diagonal (a square shares all
-/// of them with itself).
-pub(super) fn attack(p: &Square, q: &Square) -> bool {
-    let dr = p.row.abs_diff(q.row);
-    let dc = p.column.abs_diff(q.column);
-    dr == 0 || dc == 0 || dr == dc
-}
-
 /// The edge tuple of a peaceful set of queens holding every edge line.
 fn edges_of(n: u32, queens: &[Square]) -> Option<Edges> {
     let last = n - 1;
@@ -204,22 +189,4 @@ fn edges_of(n: u32, queens: &[Square]) -> Option<Edges> {
         find(&|q| q.column == 0, &|q| q.row)?,
         find(&|q| q.column == last, &|q| q.row)?,
     ])
-}
-
-/// Symmetry `g` of the board (0 identity, 3 the half turn, 6 and 7 the quarter turns, the
-/// rest reflections) applied to a square.
-pub(super) fn transform(n: u32, g: u8, q: Square) -> Square {
-    let l = n - 1;
-    let (r, c) = (q.row, q.column);
-    let (row, column) = match g {
-        0 => (r, c),
-        1 => (r, l - c),
-        2 => (l - r, c),
-        3 => (l - r, l - c),
-        4 => (c, r),
-        5 => (l - c, l - r),
-        6 => (c, l - r),
-        _ => (l - c, r),
-    };
-    Square { row, column }
 }

@@ -1,0 +1,162 @@
+//! A Count running for a call: started on the pool, raced against the call's deadline, the
+//! server's time limit and shutdown, cancelled when the call goes away, and read for
+//! CountProgress updates while it runs.
+
+use super::Error;
+use crate::pb::CountUpdate;
+use crate::solver::{self, CountError, CountOptions, Counts, Pool, Problem, Progress};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{oneshot, watch};
+
+/// What may end a count early.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// The call's deadline (`grpc-timeout`), if any.
+    pub deadline: Option<Duration>,
+    /// The server's limit on one search.
+    pub time_limit: Duration,
+    /// Turns true when the server shuts down.
+    pub stopping: watch::Receiver<bool>,
+}
+
+/// A count running on the pool, and what may end it early.
+pub struct RunningCount {
+    result: oneshot::Receiver<Result<Counts, CountError>>,
+    /// Completes with the reason when the deadline, the time limit or shutdown comes first.
+    ends: Pin<Box<dyn Future<Output = Error> + Send>>,
+    progress: Arc<Progress>,
+    started: Instant,
+    /// Whether the count has a fundamental figure (no fixed queens).
+    fundamental: bool,
+    /// Raised when the call ends or is dropped (the client went away): the search stops.
+    _cancel: RaiseOnDrop,
+    /// The call's search slot, held until the count ends.
+    _slot: Box<dyn Send + Sync>,
+}
+
+impl RunningCount {
+    /// Starts counting `problem` on `pool` with up to `threads` threads, holding `slot`.
+    pub fn start(
+        problem: &Problem,
+        pool: &Pool,
+        threads: usize,
+        limits: Limits,
+        slot: impl Send + Sync + 'static,
+    ) -> RunningCount {
+        let options = CountOptions {
+            threads,
+            ..CountOptions::default()
+        };
+        let (cancel, progress) = (options.cancel.clone(), options.progress.clone());
+        let (tx, result) = oneshot::channel();
+        solver::count(problem, options, pool, move |counted| {
+            let _ = tx.send(counted);
+        });
+        let Limits {
+            deadline,
+            time_limit,
+            mut stopping,
+        } = limits;
+        let ends = Box::pin(async move {
+            tokio::select! {
+                () = sleep_for(deadline) => Error::DeadlineExceeded,
+                () = tokio::time::sleep(time_limit) => Error::TimeLimit { limit: time_limit },
+                _ = stopping.wait_for(|stop| *stop) => Error::ShuttingDown,
+            }
+        });
+        RunningCount {
+            result,
+            ends,
+            progress,
+            started: Instant::now(),
+            fundamental: problem.fixed().is_empty(),
+            _cancel: RaiseOnDrop(cancel),
+            _slot: Box::new(slot),
+        }
+    }
+
+    /// The result, or why the count ended first. Cancel-safe: may be polled again.
+    pub async fn result(&mut self) -> Result<Counts, Error> {
+        tokio::select! {
+            counted = &mut self.result => match counted {
+                Ok(counted) => Ok(counted?),
+                Err(_) => Err(Error::Internal("the count failed: its search was lost".into())),
+            },
+            error = &mut self.ends => Err(error),
+        }
+    }
+
+    /// A progress message: partial sums so far, or the exact result when `last` is given.
+    pub fn update(&self, last: Option<Counts>) -> CountUpdate {
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let progress = &self.progress;
+        let (solutions, classes) = match last {
+            Some(c) => (c.solutions, c.fundamental.unwrap_or(0)),
+            None => (load(&progress.solutions), load(&progress.classes)),
+        };
+        CountUpdate {
+            solutions,
+            fundamental: self.fundamental.then_some(classes),
+            subproblems_done: load(&progress.done),
+            subproblems_total: load(&progress.total),
+            elapsed_seconds: self.started.elapsed().as_secs_f64(),
+            done: last.is_some(),
+        }
+    }
+}
+
+/// Sleeps for `after`, or forever without it.
+async fn sleep_for(after: Option<Duration>) {
+    match after {
+        Some(d) => {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(crate::stream::far(d))).await
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The call's deadline from its `grpc-timeout` header (e.g. `300m`), if any.
+pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let value = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (amount, unit) = value.split_at(value.len().checked_sub(1)?);
+    let amount: u64 = amount.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(amount.saturating_mul(3600)),
+        "M" => Duration::from_secs(amount.saturating_mul(60)),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
+/// Raises its flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_parse() {
+        let mut m = tonic::metadata::MetadataMap::new();
+        assert_eq!(grpc_timeout(&m), None);
+        m.insert("grpc-timeout", "300m".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_millis(300)));
+        m.insert("grpc-timeout", "2S".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
+        m.insert("grpc-timeout", "x".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), None);
+    }
+}

@@ -1,0 +1,158 @@
+//! The `queens.v1.Queens` gRPC service: thin handlers that turn a request into a validated
+//! question, take a search slot, start the work and map every error to a `Status`.
+//!
+//! # Layout
+//! - `query.rs`: request to validated question ([`Query`]); shared with the CLI and the
+//!   fuzz target.
+//! - `error.rs`: why a call failed ([`Error`]) and the one mapping to `Status`.
+//! - `admission.rs`: the search slots (`--max-searches`).
+//! - `count.rs`: a running Count: deadline, time limit, shutdown, progress.
+//!
+//! Not here: the Enumerate pipeline (`crate::stream`), the searches (`crate::solver`), the
+//! listener, health, reflection and shutdown (`crate::server`).
+
+mod admission;
+mod count;
+mod error;
+mod query;
+
+pub use self::admission::{Admission, Slot};
+pub use self::count::{Limits, RunningCount, grpc_timeout};
+pub use self::error::Error;
+pub use self::query::{Query, shard, squares};
+
+use crate::config::Config;
+use crate::pb::server::queens_server::Queens;
+use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
+use crate::solver::Pool;
+use crate::stream::{self, EncodedBatch};
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+
+/// Boards up to this size are counted on one thread (n = 12 takes about 10 ms).
+const SMALL_COUNT_N: u32 = 12;
+
+/// The Queens service: settings, the search slots, the pool searches run on, and the server's
+/// shutdown signal.
+#[derive(Clone, Debug)]
+pub struct QueensService {
+    config: Arc<Config>,
+    query: Query,
+    streams: stream::Settings,
+    admission: Admission,
+    pool: Pool,
+    stopping: watch::Receiver<bool>,
+}
+
+impl QueensService {
+    /// A service with these settings whose searches run on `pool`, ending its calls when
+    /// `stopping` turns true.
+    pub fn new(config: Config, pool: Pool, stopping: watch::Receiver<bool>) -> QueensService {
+        QueensService {
+            query: Query {
+                max_n: config.max_n,
+                max_message_bytes: config.max_message_bytes,
+                default_batch_bytes: config.default_batch_bytes,
+            },
+            streams: stream::Settings {
+                workers: config.produce_threads,
+                reorder_bytes: config.reorder_bytes,
+                flush_interval: config.flush_interval,
+                channel_messages: config.channel_messages,
+                time_limit: config.max_search_time,
+            },
+            admission: Admission::new(config.max_searches, stopping.clone()),
+            config: Arc::new(config),
+            pool,
+            stopping,
+        }
+    }
+
+    /// Validates a Count request, takes a search slot and starts the count.
+    fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
+        let problem = self.query.count(request.get_ref())?;
+        let slot = self.admission.admit()?;
+        // Small boards count in milliseconds: more engines would cost more than they save.
+        let threads = if problem.n() <= SMALL_COUNT_N {
+            1
+        } else {
+            self.config.count_threads
+        };
+        let limits = Limits {
+            deadline: grpc_timeout(request.metadata()),
+            time_limit: self.config.max_search_time,
+            stopping: self.stopping.clone(),
+        };
+        Ok(RunningCount::start(
+            &problem, &self.pool, threads, limits, slot,
+        ))
+    }
+}
+
+/// The response stream of Enumerate.
+pub type EnumerateStream = Pin<Box<dyn Stream<Item = Result<EncodedBatch, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Queens for QueensService {
+    type EnumerateStream = EnumerateStream;
+
+    async fn enumerate(
+        &self,
+        request: Request<EnumerateRequest>,
+    ) -> Result<Response<EnumerateStream>, Status> {
+        let job = self
+            .query
+            .enumerate(request.get_ref())
+            .map_err(Error::from)?;
+        let slot = self.admission.admit()?;
+        let messages = stream::start(job, &self.streams, &self.pool, self.stopping.clone(), slot);
+        let items = messages.map(|item| item.map_err(|end| Error::from(end).into()));
+        Ok(Response::new(Box::pin(items)))
+    }
+
+    async fn count(
+        &self,
+        request: Request<CountRequest>,
+    ) -> Result<Response<CountResponse>, Status> {
+        let mut running = self.start_count(&request)?;
+        let counts = running.result().await?;
+        Ok(Response::new(CountResponse {
+            solutions: counts.solutions,
+            fundamental: counts.fundamental,
+        }))
+    }
+
+    type CountProgressStream = ReceiverStream<Result<CountUpdate, Status>>;
+
+    async fn count_progress(
+        &self,
+        request: Request<CountRequest>,
+    ) -> Result<Response<Self::CountProgressStream>, Status> {
+        let mut running = self.start_count(&request)?;
+        let every = self.config.progress_interval;
+        let (tx, rx) = mpsc::channel(self.config.channel_messages);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            loop {
+                tokio::select! {
+                    result = running.result() => {
+                        let last = result.map(|c| running.update(Some(c))).map_err(Status::from);
+                        let _ = tx.send(last).await;
+                        break;
+                    }
+                    _ = ticker.tick() => {
+                        // A reader that is behind misses an update, never the result.
+                        let _ = tx.try_send(Ok(running.update(None)));
+                    }
+                    // The client left: dropping `running` raises the cancel flag.
+                    () = tx.closed() => break,
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

@@ -1,0 +1,114 @@
+//! Requests to validated questions: the conversions from the generated request types to the
+//! solver's, and the checks of a server's limits on top of the solver's own. Shared by the
+//! service, the CLI (`count --local`) and the fuzz target, so all three read a request the
+//! same way. Every refusal is a [`QueryError`] whose message names the field at fault.
+
+use crate::config;
+use crate::pb;
+use crate::solver::{MAX_N, Problem, QueryError, Shard, Square};
+use crate::stream::{BoardEncoder, Enumeration};
+
+impl From<&pb::Square> for Square {
+    fn from(s: &pb::Square) -> Square {
+        Square {
+            row: s.row,
+            column: s.column,
+        }
+    }
+}
+
+impl From<Square> for pb::Square {
+    fn from(s: Square) -> pb::Square {
+        pb::Square {
+            row: s.row,
+            column: s.column,
+        }
+    }
+}
+
+impl From<&pb::Shard> for Shard {
+    fn from(s: &pb::Shard) -> Shard {
+        Shard {
+            index: s.index,
+            count: s.count,
+        }
+    }
+}
+
+impl From<Shard> for pb::Shard {
+    fn from(s: Shard) -> pb::Shard {
+        pb::Shard {
+            index: s.index,
+            count: s.count,
+        }
+    }
+}
+
+/// The fixed queens of a request, as the solver takes them.
+pub fn squares(fixed: &[pb::Square]) -> Vec<Square> {
+    fixed.iter().map(Square::from).collect()
+}
+
+/// The shard of a request, as the solver takes it (absent: the whole search).
+pub fn shard(shard: Option<&pb::Shard>) -> Shard {
+    shard.map_or(Shard::WHOLE, Shard::from)
+}
+
+/// A server's limits on requests, on top of the solver's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// Largest board size accepted (`--max-n`).
+    pub max_n: u32,
+    /// Largest response message: batches shrink to stay under it.
+    pub max_message_bytes: usize,
+    /// Bytes a message aims for when the request leaves `batch_size` at 0.
+    pub default_batch_bytes: usize,
+}
+
+impl Default for Query {
+    fn default() -> Query {
+        Query {
+            max_n: MAX_N,
+            max_message_bytes: config::MAX_MESSAGE_BYTES,
+            default_batch_bytes: config::DEFAULT_BATCH_BYTES,
+        }
+    }
+}
+
+impl Query {
+    /// The validated question of a Count request.
+    pub fn count(&self, req: &pb::CountRequest) -> Result<Problem, QueryError> {
+        Problem::with_max_n(
+            req.n,
+            &squares(&req.fixed),
+            false,
+            shard(req.shard.as_ref()),
+            self.max_n,
+        )
+    }
+
+    /// The validated stream of an Enumerate request.
+    pub fn enumerate(&self, req: &pb::EnumerateRequest) -> Result<Enumeration, QueryError> {
+        let problem = Problem::with_max_n(
+            req.n,
+            &squares(&req.fixed),
+            req.fundamental,
+            shard(req.shard.as_ref()),
+            self.max_n,
+        )?;
+        let start_after = problem.check_start_after(&req.start_after)?;
+        let per_board = BoardEncoder::new(req.n, req.compact).entry_len();
+        let most = (self.max_message_bytes / per_board).max(1);
+        let batch = match req.batch_size {
+            0 => self.default_batch_bytes / per_board,
+            asked => asked as usize,
+        };
+        Ok(Enumeration {
+            problem,
+            start_after,
+            limit: (req.limit > 0).then_some(req.limit),
+            batch: batch.clamp(1, most),
+            compact: req.compact,
+        })
+    }
+}

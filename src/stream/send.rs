@@ -1,0 +1,144 @@
+//! The sending side of one stream, an async task: takes the producer's bytes in order, cuts
+//! them into response messages of the stream's batch size, and sends them through the bounded
+//! channel that is the response stream, waiting while the client is behind. It ends the
+//! stream at the limit or the search's end, or early when the client goes away, the server
+//! shuts down or the search reaches the server's time limit, and then stops the producer and
+//! gives back the stream's search slot. An early end's reason goes out on its own channel,
+//! ahead of queued messages ([`super::Messages`]), so it never waits for a slow reader.
+
+use super::End;
+use super::encode::EncodedBatch;
+use super::produce::{Producer, Take};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// One stream's sender.
+pub(super) struct Sender {
+    pub(super) producer: Arc<Producer>,
+    pub(super) tx: mpsc::Sender<EncodedBatch>,
+    /// Where the reason of an early end goes.
+    pub(super) end: oneshot::Sender<End>,
+    pub(super) stopping: watch::Receiver<bool>,
+    /// Bytes of one board's entry.
+    pub(super) entry_len: usize,
+    /// Boards per message.
+    pub(super) per_message: usize,
+    /// Boards to send at most.
+    pub(super) limit: Option<u64>,
+    /// Longest a board waits in a partly filled message.
+    pub(super) flush: Duration,
+    /// The server's time limit on one search, and when this one reaches it.
+    pub(super) time_limit: Duration,
+    pub(super) deadline: Instant,
+}
+
+/// Why sending stopped early: the stream's end, or the client leaving.
+enum Stop {
+    End(End),
+    ClientGone,
+}
+
+impl Sender {
+    /// Sends the whole stream; `slot` (the stream's search slot) is dropped when the search
+    /// ends, before any last word to the client.
+    pub(super) async fn run<S>(mut self, slot: S) {
+        let result = self.pump().await;
+        self.producer.stop();
+        drop(slot);
+        if let Err(Stop::End(end)) = result {
+            let _ = self.end.send(end);
+        }
+    }
+
+    /// Moves the producer's bytes into messages until the stream is complete.
+    async fn pump(&mut self) -> Result<(), Stop> {
+        let entry = self.entry_len;
+        let mut batch = Vec::new();
+        let mut in_batch = 0;
+        let mut left = self.limit.unwrap_or(u64::MAX);
+        // As if a message had just gone a flush interval ago: the first boards go out at
+        // once, then messages fill up.
+        let mut sent = Instant::now()
+            .checked_sub(self.flush)
+            .unwrap_or_else(Instant::now);
+        while left > 0 {
+            match self.producer.take() {
+                Take::Bytes(chunk) => {
+                    let keep = ((chunk.len() / entry) as u64).min(left);
+                    left -= keep;
+                    let mut rest = &chunk[..keep as usize * entry];
+                    while !rest.is_empty() {
+                        let room = (self.per_message - in_batch) * entry;
+                        let (now, later) = rest.split_at(room.min(rest.len()));
+                        batch.extend_from_slice(now);
+                        in_batch += now.len() / entry;
+                        rest = later;
+                        if in_batch == self.per_message {
+                            self.send(&mut batch).await?;
+                            (in_batch, sent) = (0, Instant::now());
+                        }
+                    }
+                    if in_batch > 0 && sent.elapsed() >= self.flush {
+                        self.send(&mut batch).await?;
+                        (in_batch, sent) = (0, Instant::now());
+                    }
+                }
+                Take::Empty => {
+                    let due = self.flush.saturating_sub(sent.elapsed());
+                    if in_batch > 0 && due.is_zero() {
+                        self.send(&mut batch).await?;
+                        (in_batch, sent) = (0, Instant::now());
+                        continue;
+                    }
+                    self.wait(in_batch > 0, due).await?;
+                }
+                Take::Done => break,
+                Take::Failed => return Err(Stop::End(End::Failed)),
+            }
+        }
+        if in_batch > 0 {
+            self.send(&mut batch).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the producer's next bytes, or for `due` when a partial message is waiting.
+    async fn wait(&mut self, partial: bool, due: Duration) -> Result<(), Stop> {
+        let (deadline, limit) = (
+            tokio::time::Instant::from_std(self.deadline),
+            self.time_limit,
+        );
+        let flush = async {
+            if partial {
+                tokio::time::sleep(due).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            () = self.producer.wake.notified() => Ok(()),
+            () = flush => Ok(()),
+            () = self.tx.closed() => Err(Stop::ClientGone),
+            _ = self.stopping.wait_for(|stop| *stop) => Err(Stop::End(End::ShuttingDown)),
+            () = tokio::time::sleep_until(deadline) => Err(Stop::End(End::TimeLimit { limit })),
+        }
+    }
+
+    /// Sends `batch` as one message, waiting for room in the channel.
+    async fn send(&mut self, batch: &mut Vec<u8>) -> Result<(), Stop> {
+        let capacity = self.per_message * self.entry_len;
+        let message = EncodedBatch {
+            bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
+        };
+        let (deadline, limit) = (
+            tokio::time::Instant::from_std(self.deadline),
+            self.time_limit,
+        );
+        tokio::select! {
+            sent = self.tx.send(message) => sent.map_err(|_| Stop::ClientGone),
+            _ = self.stopping.wait_for(|stop| *stop) => Err(Stop::End(End::ShuttingDown)),
+            () = tokio::time::sleep_until(deadline) => Err(Stop::End(End::TimeLimit { limit })),
+        }
+    }
+}
