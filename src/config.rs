@@ -20,7 +20,7 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// boards/s: Rust client, batch 1: 0.14 M, 64: 1.7 M, 1,024: 2.4 M, 4,096: 2.5 M,
 /// 16,384: 2.5 M, 65,536: 2.1 M; Python grpcio (`examples/python/bench.py`, writing the
 /// boards to a file), batch 1: 15 k, 64: 209 k, 1,024: 282 k, 4,096: 253 k, 16,384: 270 k,
-/// 65,536: 286 k (an earlier server: 12 k, 200 k, 276 k, 208 k for 1 to 16,384).
+/// 65,536: 286 k.
 /// Throughput is flat from about a thousand boards, and the Rust client's falls off past
 /// tens of thousands (big messages are copied and parsed whole before a client sees a
 /// board). 64 KiB is 3,640 compact boards of n = 14 and 270 with rows: inside the plateau

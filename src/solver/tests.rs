@@ -9,6 +9,8 @@ use proptest::prelude::*;
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
+include!("../../tests/common/oeis.rs");
+
 /// Collects boards.
 #[derive(Default)]
 struct Collect(Vec<Vec<u8>>);
@@ -258,13 +260,10 @@ fn shards_split_large_boards_evenly_enough() {
 
 #[test]
 fn counts_match_oeis_up_to_12() {
-    // OEIS A000170 and A002562.
-    let total = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200];
-    let classes = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787];
     for n in 1..=12u32 {
         let c = plain_count(&problem(n, &[], false, Shard::WHOLE), &never()).unwrap();
-        assert_eq!(c.solutions, total[n as usize - 1], "n={n}");
-        assert_eq!(c.fundamental, Some(classes[n as usize - 1]), "n={n}");
+        assert_eq!(c.solutions, A000170[n as usize - 1], "n={n}");
+        assert_eq!(c.fundamental, Some(A002562[n as usize - 1]), "n={n}");
     }
 }
 

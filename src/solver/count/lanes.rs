@@ -176,7 +176,10 @@ impl Start {
     }
 }
 
-/// The lanes' state, one array element per lane.
+/// The lanes' state, one array element per lane. Aligned to a cache line, so that the
+/// AVX-512 rounds load and store each array's halves as whole lines wherever the set lives
+/// (on the heap, kept between slices).
+#[repr(C, align(64))]
 struct Lanes {
     /// Four times the index of the free row each lane fills next.
     at: [u64; LANES],

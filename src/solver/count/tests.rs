@@ -15,15 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// OEIS A000170: solutions of the n-queens problem, n = 1..16.
-const A000170: [u64; 16] = [
-    1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
-];
-
-/// OEIS A002562: solutions up to rotations and reflections, n = 1..16.
-const A002562: [u64; 16] = [
-    1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955,
-];
+include!("../../../tests/common/oeis.rs");
 
 fn never() -> AtomicBool {
     AtomicBool::new(false)
