@@ -94,6 +94,40 @@ pub fn default_max_searches() -> usize {
     cores()
 }
 
+/// Streams one connection may have open at once, advertised in SETTINGS_MAX_CONCURRENT_STREAMS
+/// (tonic passes none, which switches off h2's own default of 200): a client needs a handful,
+/// a fan-out of this CLI 16; 100 is grpc-go's default too. Each open stream costs the server
+/// about 8 KiB before it does any work.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 100;
+
+/// Streams the server resets because of a client's protocol errors before it ends that
+/// connection with GOAWAY: h2's own default, which tonic switches off (CVE-2025-8671,
+/// "MadeYouReset"); no real client comes near it.
+pub const MAX_LOCAL_RESETS: usize = 1024;
+
+/// Connections open at once, server-wide; more are closed as soon as they are accepted. An
+/// idle HTTP/2 connection costs tens of KiB, so 1,024 stay far inside the Deployment's
+/// 256 MiB, and it is more than a replica's real clients.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Requests in flight at once, server-wide (every stream a client has opened, whatever its
+/// state); more are answered RESOURCE_EXHAUSTED at once. At about 8 KiB each, 2,048 hold
+/// 16 MiB: a flood of held streams over many connections cannot grow the server past its
+/// memory limit.
+pub const MAX_REQUESTS: usize = 2048;
+
+/// How long a new connection has to send the HTTP/2 preface (after its TLS handshake, and
+/// for the handshake itself): a real client sends it at once, and 10 s covers any network.
+pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection with no open stream is kept: long enough that a client reusing it
+/// between calls keeps it, short enough that abandoned ones are given back.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a stream may go without its reader taking a message before it ends and gives
+/// back its search slot: a reader that is merely slow takes something every few seconds.
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// CountProgress sends an update this often: a few per second is smooth for a progress bar
 /// and costs nothing next to the count.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
@@ -136,6 +170,35 @@ pub struct Config {
     pub progress_interval: Duration,
     /// Serve over TLS with this certificate and key (PEM); plaintext when `None`.
     pub tls: Option<TlsPem>,
+    /// With TLS: require a client certificate signed by this CA (PEM).
+    pub client_ca: Option<Vec<u8>>,
+    /// Bearer tokens that calls must carry (health is exempt); none: no authentication.
+    pub tokens: Option<crate::server::Tokens>,
+    /// Streams one connection may have open at once.
+    pub max_streams_per_connection: u32,
+    /// Connections open at once, server-wide.
+    pub max_connections: usize,
+    /// Requests in flight at once, server-wide.
+    pub max_requests: usize,
+    /// Searches one client may run at once (`None`: half of `max_searches`, at least one).
+    pub max_searches_per_client: Option<usize>,
+    /// How long a new connection has to finish its TLS handshake and send the preface.
+    pub preface_timeout: Duration,
+    /// How long a connection with no open stream is kept.
+    pub idle_timeout: Duration,
+    /// Connections are closed (gracefully) after this long, if set.
+    pub max_connection_age: Option<Duration>,
+    /// How long a stream may go without its reader taking a message.
+    pub stall_timeout: Duration,
+}
+
+impl Config {
+    /// Searches one client may run at once: the setting, else half the slots (at least one).
+    pub fn searches_per_client(&self) -> usize {
+        self.max_searches_per_client
+            .unwrap_or(self.max_searches / 2)
+            .clamp(1, self.max_searches.max(1))
+    }
 }
 
 /// A number of seconds from the command line: finite, from 0 to 1e9.
@@ -234,6 +297,16 @@ impl Default for Config {
             count_threads: default_search_threads(),
             progress_interval: PROGRESS_INTERVAL,
             tls: None,
+            client_ca: None,
+            tokens: None,
+            max_streams_per_connection: MAX_STREAMS_PER_CONNECTION,
+            max_connections: MAX_CONNECTIONS,
+            max_requests: MAX_REQUESTS,
+            max_searches_per_client: None,
+            preface_timeout: PREFACE_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            max_connection_age: None,
+            stall_timeout: STALL_TIMEOUT,
         }
     }
 }

@@ -10,7 +10,7 @@
 //! Local (server-less) shard counts and their summing live in `batch.rs`; printing in
 //! `client`; flags in `main.rs`.
 
-use crate::pb::queens_client::QueensClient;
+use crate::client::{Access, Client};
 use crate::pb::{CountRequest, EnumerateRequest, Shard, Square};
 use crate::solver::Counts;
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tonic::Code;
-use tonic::transport::Channel;
 
 /// Most calls one endpoint gets at once. Each endpoint starts this many workers; a worker
 /// whose call is refused with RESOURCE_EXHAUSTED while others of its endpoint still work
@@ -50,6 +49,8 @@ pub struct Job {
     pub shards: u32,
     /// Attempts per shard before giving up.
     pub max_attempts: u32,
+    /// Credentials and trust for every endpoint.
+    pub access: Access,
 }
 
 /// Per-endpoint statistics of a run.
@@ -233,7 +234,7 @@ trait ShardTask: Clone + Send + Sync + 'static {
     /// Runs shard `index` on `client`; returns its output and its number of solutions.
     fn run(
         &self,
-        client: QueensClient<Channel>,
+        client: Client,
         index: u32,
     ) -> impl std::future::Future<Output = Result<(Self::Output, u64), tonic::Status>> + Send;
 }
@@ -272,10 +273,11 @@ async fn run_shards<T: ShardTask>(
         for _ in 0..MAX_CALLS_PER_ENDPOINT {
             let (queue, url, task) = (queue.clone(), url.clone(), task.clone());
             let (progress, max_attempts) = (progress.clone(), job.max_attempts);
+            let access = job.access.clone();
             workers.push(tokio::spawn(async move {
                 worker(
                     e,
-                    url,
+                    (url, access),
                     queue,
                     task,
                     max_attempts,
@@ -307,7 +309,7 @@ async fn run_shards<T: ShardTask>(
 #[allow(clippy::too_many_arguments)]
 async fn worker<T: ShardTask>(
     e: usize,
-    url: String,
+    (url, access): (String, Access),
     queue: Arc<Mutex<Queue<T::Output>>>,
     task: T,
     max_attempts: u32,
@@ -319,7 +321,7 @@ async fn worker<T: ShardTask>(
         queue: queue.clone(),
         endpoint: e,
     };
-    let mut client: Option<QueensClient<Channel>> = None;
+    let mut client: Option<Client> = None;
     loop {
         let next = {
             let mut q = queue.lock().expect("queue lock");
@@ -334,7 +336,7 @@ async fn worker<T: ShardTask>(
             continue;
         };
         if client.is_none() {
-            client = crate::client::connect(&url).await.ok();
+            client = crate::client::connect_with(&url, &access).await.ok();
         }
         let started = Instant::now();
         let outcome = match &client {
@@ -461,11 +463,7 @@ struct CountShard {
 impl ShardTask for CountShard {
     type Output = Counts;
 
-    async fn run(
-        &self,
-        mut client: QueensClient<Channel>,
-        index: u32,
-    ) -> Result<(Counts, u64), tonic::Status> {
+    async fn run(&self, mut client: Client, index: u32) -> Result<(Counts, u64), tonic::Status> {
         let request = CountRequest {
             n: self.job.n,
             fixed: self.job.fixed.clone(),
@@ -599,11 +597,7 @@ impl EnumerateShard {
 impl ShardTask for EnumerateShard {
     type Output = u64;
 
-    async fn run(
-        &self,
-        mut client: QueensClient<Channel>,
-        index: u32,
-    ) -> Result<(u64, u64), tonic::Status> {
+    async fn run(&self, mut client: Client, index: u32) -> Result<(u64, u64), tonic::Status> {
         let io = |e: std::io::Error| tonic::Status::internal(format!("shard {index} file: {e}"));
         let (file, start_after, mut written) = self.open(index).map_err(io)?;
         let mut out = std::io::BufWriter::new(file);

@@ -111,6 +111,40 @@ struct Serve {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+    /// Require a bearer token on every call but health checks: the file has one
+    /// `NAME TOKEN` per line (tokens of 16 characters or more; # starts a comment).
+    #[arg(long, value_name = "FILE")]
+    auth_tokens: Option<PathBuf>,
+    /// Streams one connection may have open at once (advertised to clients).
+    #[arg(long, default_value_t = config::MAX_STREAMS_PER_CONNECTION, value_parser = clap::value_parser!(u32).range(1..))]
+    max_streams_per_connection: u32,
+    /// Connections open at once; more are closed as soon as they are accepted.
+    #[arg(long, default_value_t = config::MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+    /// Requests in flight at once, server-wide; more are answered RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = config::MAX_REQUESTS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    max_requests: u32,
+    /// Searches one client (token, certificate or IP address) may run at once; more are
+    /// answered RESOURCE_EXHAUSTED [default: half of --max-searches, at least 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_searches_per_client: Option<u32>,
+    /// Seconds a new connection has to finish its TLS handshake and send the HTTP/2 preface.
+    #[arg(long, default_value_t = Seconds(config::PREFACE_TIMEOUT))]
+    preface_timeout: Seconds,
+    /// Seconds a connection with no open stream is kept.
+    #[arg(long, default_value_t = Seconds(config::IDLE_TIMEOUT))]
+    idle_timeout: Seconds,
+    /// Seconds after which a connection is asked to go away (GOAWAY; clients reconnect)
+    /// [default: never].
+    #[arg(long)]
+    max_connection_age: Option<Seconds>,
+    /// Seconds a stream waits for its reader to take a message before it ends with
+    /// DEADLINE_EXCEEDED and gives back its search slot.
+    #[arg(long, default_value_t = Seconds(config::STALL_TIMEOUT))]
+    stall_timeout: Seconds,
 }
 
 /// Flags that spread one search over several servers.
@@ -143,6 +177,16 @@ struct Common {
     /// Connect over TLS, trusting this PEM CA certificate (the URL becomes https://).
     #[arg(long, value_name = "FILE")]
     ca_cert: Option<PathBuf>,
+    /// Present this PEM client certificate (to a server with --tls-client-ca; needs
+    /// --tls-client-key and --ca-cert).
+    #[arg(long, value_name = "FILE", requires_all = ["tls_client_key", "ca_cert"])]
+    tls_client_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-client-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_client_cert")]
+    tls_client_key: Option<PathBuf>,
+    /// Send this bearer token with every call (to a server with --auth-tokens).
+    #[arg(long, env = "QUEENS_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 impl Common {
@@ -150,6 +194,11 @@ impl Common {
         Target {
             addr: self.addr.clone(),
             ca_cert: self.ca_cert.clone(),
+            client_cert: self
+                .tls_client_cert
+                .clone()
+                .zip(self.tls_client_key.clone()),
+            token: self.token.clone(),
         }
     }
 
@@ -204,6 +253,28 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 produce_threads: search_threads,
                 count_threads: search_threads,
                 tls,
+                client_ca: serve
+                    .tls_client_ca
+                    .as_deref()
+                    .map(config::read)
+                    .transpose()?,
+                tokens: match &serve.auth_tokens {
+                    Some(path) => {
+                        let text = String::from_utf8_lossy(&config::read(path)?).into_owned();
+                        let tokens = queens::server::Tokens::parse(&text)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                        Some(tokens)
+                    }
+                    None => None,
+                },
+                max_streams_per_connection: serve.max_streams_per_connection,
+                max_connections: serve.max_connections as usize,
+                max_requests: serve.max_requests as usize,
+                max_searches_per_client: serve.max_searches_per_client.map(|m| m as usize),
+                preface_timeout: serve.preface_timeout.0,
+                idle_timeout: serve.idle_timeout.0,
+                max_connection_age: serve.max_connection_age.map(|s| s.0),
+                stall_timeout: serve.stall_timeout.0,
                 ..defaults
             };
             queens::server::serve(&serve.addr, config).await?;
@@ -223,7 +294,7 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             if local {
                 client::count_local(request, spread.shards, json)?;
             } else if !spread.endpoints.is_empty() {
-                let job = job(n, common.fixed(), false, &spread);
+                let job = job(n, &common, false, &spread)?;
                 client::count_fanout(job, &spread.endpoints).await?;
             } else {
                 client::count(&common.target(), request).await?;
@@ -242,7 +313,7 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             out,
         } => {
             if let Some(dir) = out {
-                let job = job(n, common.fixed(), fundamental, &spread);
+                let job = job(n, &common, fundamental, &spread)?;
                 client::enumerate_fanout(job, &spread.endpoints, &dir).await?;
                 return Ok(());
             }
@@ -265,16 +336,17 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
 /// The fan-out job the flags describe.
 fn job(
     n: u32,
-    fixed: Vec<queens::pb::Square>,
+    common: &Common,
     fundamental: bool,
     spread: &Spread,
-) -> queens::fanout::Job {
-    client::fanout_job(
+) -> Result<queens::fanout::Job, client::Error> {
+    Ok(client::fanout_job(
         n,
-        fixed,
+        common.fixed(),
         fundamental,
         spread.shards,
         spread.endpoints.len(),
         spread.max_attempts,
-    )
+        common.target().access()?,
+    ))
 }

@@ -1,7 +1,10 @@
 //! The Node example (`examples/node`, @grpc/grpc-js loading `proto/queens.proto` at run time)
 //! against the real `queens` binary: its `node --test` suite, after `npm ci`. Covers the
 //! n = 10 stream (724 boards in order, batches of 64), Count (92 and 12 for n = 8, no
-//! `fundamental` with fixed queens), resuming a download file, errors, and the command line.
+//! `fundamental` with fixed queens), resuming a download file, errors, and the command line;
+//! and bearer tokens against a server of its own with `--auth-tokens` (`test/auth.test.js`):
+//! `--token` or `QUEENS_TOKEN` on every call, UNAUTHENTICATED (exit status 1) without one or
+//! with a wrong one.
 
 mod common;
 mod tools;
@@ -17,9 +20,10 @@ fn node_client_streams_counts_and_resumes() {
     let server = ServerProcess::start(&[]);
     let run = tools::run_bounded(
         Command::new("node")
-            .args(["--test", "test/client.test.js"])
+            .args(["--test", "test/client.test.js", "test/auth.test.js"])
             .current_dir(example)
-            .env("QUEENS_ADDR", server.addr.to_string()),
+            .env("QUEENS_ADDR", server.addr.to_string())
+            .env("QUEENS_BIN", env!("CARGO_BIN_EXE_queens")),
         Duration::from_secs(180),
     );
     let count = |label: &str| {

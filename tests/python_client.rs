@@ -4,7 +4,10 @@
 //! Count's uint64 and optional `fundamental`, every INVALID_ARGUMENT case as a
 //! `grpc.RpcError`, downloads of n = 12 that resume to exactly 14200 distinct valid boards
 //! after the client is killed and after the server is killed or shut down mid-stream, and a
-//! download that waits out a busy server (`--max-searches 1`, RESOURCE_EXHAUSTED).
+//! download that waits out a busy server (`--max-searches 1`, RESOURCE_EXHAUSTED), and
+//! bearer tokens against a server of its own with `--auth-tokens`: `--token` or
+//! `QUEENS_TOKEN` on every call, UNAUTHENTICATED (exit status 1) without one or with a wrong
+//! one.
 
 mod common;
 mod tools;
@@ -58,4 +61,9 @@ fn python_sees_invalid_arguments_as_rpc_errors() {
 #[test]
 fn python_download_resumes_after_interruptions() {
     pytest("test_resume.py");
+}
+
+#[test]
+fn python_sends_bearer_tokens() {
+    pytest("test_auth.py");
 }

@@ -5,14 +5,14 @@
 mod common;
 
 use common::{A000170, A002562, InProcess, is_solution};
+use queens::client::Client;
 use queens::config::Config;
-use queens::pb::queens_client::QueensClient;
 use queens::pb::{Board, CountRequest, EnumerateRequest, EnumerateResponse, Shard, Square};
 use queens::solver::naive;
 use tonic::Code;
 use tonic::transport::Channel;
 
-async fn client(server: &InProcess) -> QueensClient<Channel> {
+async fn client(server: &InProcess) -> Client {
     queens::client::connect(&server.url())
         .await
         .expect("connect")
@@ -29,7 +29,7 @@ async fn channel(server: &InProcess) -> Channel {
 
 /// All the messages of one Enumerate stream.
 async fn messages(
-    client: &mut QueensClient<Channel>,
+    client: &mut Client,
     request: EnumerateRequest,
 ) -> Result<Vec<EnumerateResponse>, tonic::Status> {
     let mut stream = client.enumerate(request).await?.into_inner();
@@ -41,7 +41,7 @@ async fn messages(
 }
 
 /// The column vectors of one Enumerate stream.
-async fn columns(client: &mut QueensClient<Channel>, request: EnumerateRequest) -> Vec<Vec<u32>> {
+async fn columns(client: &mut Client, request: EnumerateRequest) -> Vec<Vec<u32>> {
     let all = messages(client, request).await.expect("stream");
     all.into_iter()
         .flat_map(|m| m.boards)
@@ -395,12 +395,7 @@ async fn attacking_fixed_queens_give_nothing_with_ok() {
 }
 
 /// Asserts INVALID_ARGUMENT from both RPCs (where the field exists) with `needle` in the message.
-async fn assert_invalid(
-    c: &mut QueensClient<Channel>,
-    e: EnumerateRequest,
-    count_too: bool,
-    needle: &str,
-) {
+async fn assert_invalid(c: &mut Client, e: EnumerateRequest, count_too: bool, needle: &str) {
     let status = messages(c, e.clone()).await.expect_err(needle);
     assert_eq!(status.code(), Code::InvalidArgument, "{needle}: {status:?}");
     assert!(

@@ -2,14 +2,17 @@
 // A small client of the queens gRPC service (queens.v1.Queens), loading proto/queens.proto at
 // run time with @grpc/proto-loader: no generated code.
 //
-//   node client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B] [--quiet]
-//   node client.js [--addr HOST:PORT] count N [--fixed R,C ...]
+//   node client.js [--addr HOST:PORT] [--token TOKEN] enumerate N [--out FILE] [--quiet] [...]
+//   node client.js [--addr HOST:PORT] [--token TOKEN] count N [--fixed R,C ...]
 //
 // `enumerate` streams the solutions compactly, one column vector per line ("1,3,0,2"), to
 // stdout or a file as they arrive, with a progress line on stderr. With --out it resumes: the
 // file records the last board written, so running the same command again continues after it
 // with `start_after`; a stream broken by the server (UNAVAILABLE) is resumed the same way
 // without restarting. The finished file holds every board exactly once, in order.
+//
+// With --token (or the environment variable QUEENS_TOKEN) every call carries the metadata
+// "authorization: Bearer TOKEN", for a server started with --auth-tokens.
 'use strict';
 
 const fs = require('node:fs');
@@ -20,6 +23,9 @@ const protoLoader = require('@grpc/proto-loader');
 
 const PROTO = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
 const DEFAULT_ADDR = '127.0.0.1:50051';
+// The default of --token: a token in the environment stays out of the process list and the
+// shell history.
+const TOKEN_ENV = 'QUEENS_TOKEN';
 // Boards per response message; see ../python/README.md for the measurements behind it.
 const DEFAULT_BATCH_SIZE = 1024;
 
@@ -34,13 +40,33 @@ function loadQueens() {
   return grpc.loadPackageDefinition(definition).queens.v1.Queens;
 }
 
-/** A client of the server at addr ("host:port"). */
-function connect(addr) {
+/**
+ * A client of the server at addr ("host:port"); with options.token, every call made through
+ * it carries "authorization: Bearer <token>".
+ */
+function connect(addr, options = {}) {
   const Queens = loadQueens();
-  // Reconnect to a restarted server within seconds, not after gRPC's default of up to 2 min.
   return new Queens(addr, grpc.credentials.createInsecure(), {
+    // Reconnect to a restarted server within seconds, not after gRPC's default of up to 2 min.
     'grpc.max_reconnect_backoff_ms': 2000,
+    interceptors: options.token ? [bearerToken(options.token)] : [],
   });
+}
+
+/**
+ * An interceptor that adds "authorization: Bearer <token>" to the metadata of every call
+ * (Count, CountProgress, Enumerate). Not call credentials: grpc-js sends those only over TLS,
+ * and this channel is plaintext.
+ */
+function bearerToken(token) {
+  const value = `Bearer ${token}`;
+  return (options, nextCall) =>
+    new grpc.InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        metadata.set('authorization', value);
+        next(metadata, listener);
+      },
+    });
 }
 
 /**
@@ -262,19 +288,22 @@ async function main(argv) {
       fixed: { type: 'string', multiple: true },
       quiet: { type: 'boolean' },
       'give-up-after': { type: 'string', default: '60' },
+      token: { type: 'string', default: process.env[TOKEN_ENV] || undefined },
     },
   });
   const [command, nText] = positionals;
   const n = Number(nText);
   if (!['enumerate', 'count'].includes(command) || !Number.isInteger(n)) {
     console.error(
-      'usage: client.js [--addr HOST:PORT] enumerate N [--out FILE] [--batch-size B]\n' +
-        '                 [--fundamental] [--fixed R,C ...] [--quiet] [--give-up-after S]\n' +
-        '       client.js [--addr HOST:PORT] count N [--fixed R,C ...]',
+      'usage: client.js [--addr HOST:PORT] [--token TOKEN] enumerate N [--out FILE]\n' +
+        '                 [--batch-size B] [--fundamental] [--fixed R,C ...] [--quiet]\n' +
+        '                 [--give-up-after S]\n' +
+        '       client.js [--addr HOST:PORT] [--token TOKEN] count N [--fixed R,C ...]\n' +
+        `--token defaults to $${TOKEN_ENV}.`,
     );
     return 2;
   }
-  const client = connect(values.addr);
+  const client = connect(values.addr, { token: values.token });
   try {
     if (command === 'count') {
       const counted = await count(client, { n, fixed: (values.fixed ?? []).map(parseSquare) });
@@ -287,6 +316,10 @@ async function main(argv) {
   } catch (error) {
     if (error.code === undefined) throw error;
     console.error(`queens-client: ${grpc.status[error.code]}: ${error.details}`);
+    if (error.code === grpc.status.UNAUTHENTICATED) {
+      const hint = values.token ? 'the token was refused' : 'no token was given';
+      console.error(`queens-client: ${hint}; give the server's token with --token TOKEN or $${TOKEN_ENV}`);
+    }
     return 1;
   } finally {
     client.close();

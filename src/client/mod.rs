@@ -12,7 +12,42 @@ pub use self::output::{
 };
 
 use crate::pb::queens_client::QueensClient;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig};
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+
+/// A connected Queens client that sends the caller's credentials with every call.
+pub type Client = QueensClient<InterceptedService<Channel, Bearer>>;
+
+/// Puts `authorization: Bearer TOKEN` on every call, when there is a token.
+#[derive(Clone, Debug, Default)]
+pub struct Bearer(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for Bearer {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// How a client proves who it is and whom it trusts: all optional.
+#[derive(Clone, Debug, Default)]
+pub struct Access {
+    /// The bearer token to send (a server's `--auth-tokens`).
+    pub token: Option<String>,
+    /// Trust this PEM CA certificate and connect over TLS.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The client's own certificate chain and key (PEM), for servers that require one.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
 
 /// Why a connection could not be made: a malformed URL, bad TLS material, or the transport.
 pub type ConnectError = Box<dyn std::error::Error + Send + Sync>;
@@ -61,25 +96,41 @@ impl From<tonic::Status> for Error {
 }
 
 /// Connects to a server at `addr`: a URL (`http://host:port`) or a bare `host:port`.
-pub async fn connect(addr: &str) -> Result<QueensClient<Channel>, ConnectError> {
-    connect_with(addr, None).await
+pub async fn connect(addr: &str) -> Result<Client, ConnectError> {
+    connect_with(addr, &Access::default()).await
 }
 
-/// Connects to `addr`; with `ca_pem`, over TLS (`https://`) trusting that CA certificate.
-pub async fn connect_with(
-    addr: &str,
-    ca_pem: Option<&[u8]>,
-) -> Result<QueensClient<Channel>, ConnectError> {
-    let scheme = if ca_pem.is_some() { "https" } else { "http" };
+/// Connects to `addr` with `access`: over TLS (`https://`) when it names a CA, sending its
+/// token with every call.
+pub async fn connect_with(addr: &str, access: &Access) -> Result<Client, ConnectError> {
+    let scheme = if access.ca_pem.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let url = if addr.contains("://") {
         addr.to_string()
     } else {
         format!("{scheme}://{addr}")
     };
+    let token =
+        match &access.token {
+            Some(token) => Some(format!("Bearer {token}").parse().map_err(|_| {
+                ConnectError::from("the token must be printable ASCII without spaces")
+            })?),
+            None => None,
+        };
     let mut endpoint = Channel::from_shared(url)?;
-    if let Some(ca) = ca_pem {
-        let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca));
+    if access.ca_pem.is_some() || access.identity.is_some() {
+        let mut tls = ClientTlsConfig::new();
+        if let Some(ca) = &access.ca_pem {
+            tls = tls.ca_certificate(Certificate::from_pem(ca));
+        }
+        if let Some((cert, key)) = &access.identity {
+            tls = tls.identity(Identity::from_pem(cert, key));
+        }
         endpoint = endpoint.tls_config(tls)?;
     }
-    Ok(QueensClient::new(endpoint.connect().await?))
+    let channel = endpoint.connect().await?;
+    Ok(QueensClient::with_interceptor(channel, Bearer(token)))
 }

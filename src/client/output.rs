@@ -2,17 +2,15 @@
 //! terminal, fan-out totals with per-endpoint statistics, local shard counts and their sums.
 //! Results go to stdout, progress and statistics to stderr.
 
-use super::{Error, connect_with};
+use super::{Access, Client, Error, connect_with};
 use crate::batch::{self, ShardCount};
 use crate::config::read;
 use crate::fanout::{self, EndpointStats, Job, OnShard};
-use crate::pb::queens_client::QueensClient;
 use crate::pb::{CountRequest, CountUpdate, EnumerateRequest, Square};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tonic::transport::Channel;
 
 /// Shards per endpoint by default: a few per core of a typical replica, so a slow or lost
 /// endpoint leaves little work to redistribute and the rest balance.
@@ -25,13 +23,29 @@ pub struct Target {
     pub addr: String,
     /// Trust this PEM CA certificate and connect over TLS.
     pub ca_cert: Option<PathBuf>,
+    /// Present this PEM certificate chain and key (mutual TLS).
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// Send this bearer token with every call.
+    pub token: Option<String>,
 }
 
 impl Target {
+    /// What the target's files and token say, read.
+    pub fn access(&self) -> Result<Access, Error> {
+        let identity = match &self.client_cert {
+            Some((cert, key)) => Some((read(cert)?, read(key)?)),
+            None => None,
+        };
+        Ok(Access {
+            token: self.token.clone(),
+            ca_pem: self.ca_cert.as_deref().map(read).transpose()?,
+            identity,
+        })
+    }
+
     /// A client connected as the target says.
-    pub async fn connect(&self) -> Result<QueensClient<Channel>, Error> {
-        let ca = self.ca_cert.as_deref().map(read).transpose()?;
-        connect_with(&self.addr, ca.as_deref())
+    pub async fn connect(&self) -> Result<Client, Error> {
+        connect_with(&self.addr, &self.access()?)
             .await
             .map_err(|source| Error::Connect {
                 addr: self.addr.clone(),
@@ -48,6 +62,7 @@ pub fn fanout_job(
     shards: Option<u32>,
     endpoints: usize,
     max_attempts: u32,
+    access: Access,
 ) -> Job {
     let endpoints = endpoints.max(1) as u32;
     Job {
@@ -56,6 +71,7 @@ pub fn fanout_job(
         fundamental,
         shards: shards.unwrap_or(SHARDS_PER_ENDPOINT * endpoints),
         max_attempts: max_attempts.max(1),
+        access,
     }
 }
 

@@ -1,45 +1,120 @@
-//! Admission: the server-wide cap on searches running at once (`--max-searches`). A search
-//! takes a slot before it starts and holds it until it ends; when none is free the call is
-//! refused at once. Which threads a search runs on is the pool's business, not this one's.
+//! Admission: the server-wide cap on searches running at once (`--max-searches`), and each
+//! client's share of it (`--max-searches-per-client`), so one client cannot keep everyone
+//! else out. A search takes a slot before it starts and holds it until it ends; when none is
+//! free the call is refused at once. Which threads a search runs on is the pool's business,
+//! not this one's.
 
 use super::Error;
-use std::sync::Arc;
+use crate::server::ClientId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-/// The search slots and the server's shutdown signal.
+/// The search slots, each client's share, and the server's shutdown signal.
 #[derive(Clone, Debug)]
 pub struct Admission {
     /// One permit per running search, server-wide.
     slots: Arc<Semaphore>,
     limit: usize,
+    per_client: usize,
+    /// Searches running per client (only clients with at least one).
+    running: Arc<Mutex<HashMap<ClientId, usize>>>,
     stopping: watch::Receiver<bool>,
 }
 
 /// A running search's slot; given back when dropped.
 #[derive(Debug)]
-pub struct Slot(#[allow(dead_code)] OwnedSemaphorePermit);
+pub struct Slot {
+    _permit: OwnedSemaphorePermit,
+    client: ClientId,
+    running: Arc<Mutex<HashMap<ClientId, usize>>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut running = lock(&self.running);
+        if let Some(count) = running.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// The map, whether or not a holder panicked (its counts stay valid).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 impl Admission {
-    /// `limit` slots, refused to all once `stopping` turns true.
-    pub fn new(limit: usize, stopping: watch::Receiver<bool>) -> Admission {
+    /// `limit` slots, at most `per_client` of them for one client, refused to all once
+    /// `stopping` turns true.
+    pub fn new(limit: usize, per_client: usize, stopping: watch::Receiver<bool>) -> Admission {
         Admission {
             slots: Arc::new(Semaphore::new(limit)),
             limit,
+            per_client,
+            running: Arc::default(),
             stopping,
         }
     }
 
-    /// Takes a search slot, or refuses at once: a quick RESOURCE_EXHAUSTED lets clients back
-    /// off or go to another replica, where a queue would hide the overload and hold their
-    /// connections.
-    pub fn admit(&self) -> Result<Slot, Error> {
+    /// Takes a search slot for `client`, or refuses at once: a quick RESOURCE_EXHAUSTED lets
+    /// clients back off or go to another replica, where a queue would hide the overload and
+    /// hold their connections.
+    pub fn admit(&self, client: &ClientId) -> Result<Slot, Error> {
         if *self.stopping.borrow() {
             return Err(Error::ShuttingDown);
         }
-        self.slots
+        let mut running = lock(&self.running);
+        // A full server says so first: that is what every client is waiting for.
+        let permit = self
+            .slots
             .clone()
             .try_acquire_owned()
-            .map(Slot)
-            .map_err(|_| Error::Busy { limit: self.limit })
+            .map_err(|_| Error::Busy { limit: self.limit })?;
+        let mine = running.get(client).copied().unwrap_or(0);
+        if mine >= self.per_client {
+            return Err(Error::ClientBusy {
+                limit: self.per_client,
+            });
+        }
+        running.insert(client.clone(), mine + 1);
+        Ok(Slot {
+            _permit: permit,
+            client: client.clone(),
+            running: self.running.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_client_cannot_take_every_slot() {
+        let (_tx, stopping) = watch::channel(false);
+        let admission = Admission::new(4, 2, stopping);
+        let a = ClientId::Address("127.0.0.1".parse().unwrap());
+        let b = ClientId::Address("127.0.0.2".parse().unwrap());
+        let a1 = admission.admit(&a).expect("first");
+        let _a2 = admission.admit(&a).expect("second");
+        assert!(matches!(
+            admission.admit(&a),
+            Err(Error::ClientBusy { limit: 2 })
+        ));
+        let _b1 = admission.admit(&b).expect("another client");
+        let _b2 = admission.admit(&b).expect("another client's second");
+        assert!(matches!(
+            admission.admit(&ClientId::Local),
+            Err(Error::Busy { limit: 4 })
+        ));
+        drop(a1);
+        let _a3 = admission
+            .admit(&a)
+            .expect("a slot given back is taken again");
+        assert_eq!(lock(&admission.running).get(&a), Some(&2));
     }
 }

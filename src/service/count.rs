@@ -5,6 +5,7 @@
 use super::Error;
 use crate::pb::CountUpdate;
 use crate::solver::{self, CountError, CountOptions, Counts, Pool, Problem, Progress};
+use crate::stream::far;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,6 +23,9 @@ pub struct Limits {
     /// Turns true when the server shuts down.
     pub stopping: watch::Receiver<bool>,
 }
+
+/// How much before the call's deadline a count gives up (see [`RunningCount::start`]).
+const DEADLINE_MARGIN: Duration = Duration::from_millis(10);
 
 /// A count running on the pool, and what may end it early.
 pub struct RunningCount {
@@ -52,19 +56,30 @@ impl RunningCount {
             ..CountOptions::default()
         };
         let (cancel, progress) = (options.cancel.clone(), options.progress.clone());
-        let (tx, result) = oneshot::channel();
-        solver::count(problem, options, pool, move |counted| {
-            let _ = tx.send(counted);
-        });
         let Limits {
             deadline,
             time_limit,
             mut stopping,
         } = limits;
+        // The clocks start now, not when the count is first polled. A hair before the
+        // deadline: tonic's own timer for unary calls fires at it and answers CANCELLED;
+        // this one answers DEADLINE_EXCEEDED, as the client expects.
+        let deadline = deadline.map(|d| far(d.saturating_sub(DEADLINE_MARGIN)));
+        let limit_at = far(time_limit);
+        let (tx, result) = oneshot::channel();
+        // Listing the subproblems takes a while on big boards: on the pool, never on the
+        // runtime's threads.
+        let fundamental = problem.fixed().is_empty();
+        let (problem, on) = (problem.clone(), pool.clone());
+        pool.spawn(move || {
+            solver::count(&problem, options, &on, move |counted| {
+                let _ = tx.send(counted);
+            });
+        });
         let ends = Box::pin(async move {
             tokio::select! {
-                () = sleep_for(deadline) => Error::DeadlineExceeded,
-                () = tokio::time::sleep(time_limit) => Error::TimeLimit { limit: time_limit },
+                () = sleep_until(deadline) => Error::DeadlineExceeded,
+                () = tokio::time::sleep_until(limit_at.into()) => Error::TimeLimit { limit: time_limit },
                 _ = stopping.wait_for(|stop| *stop) => Error::ShuttingDown,
             }
         });
@@ -73,7 +88,7 @@ impl RunningCount {
             ends,
             progress,
             started: Instant::now(),
-            fundamental: problem.fixed().is_empty(),
+            fundamental,
             _cancel: RaiseOnDrop(cancel),
             _slot: Box::new(slot),
         }
@@ -109,12 +124,10 @@ impl RunningCount {
     }
 }
 
-/// Sleeps for `after`, or forever without it.
-async fn sleep_for(after: Option<Duration>) {
-    match after {
-        Some(d) => {
-            tokio::time::sleep_until(tokio::time::Instant::from_std(crate::stream::far(d))).await
-        }
+/// Sleeps until `at`, or forever without it.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
 }

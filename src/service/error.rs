@@ -32,6 +32,24 @@ pub enum Error {
         /// The server's cap on concurrent searches.
         limit: usize,
     },
+    /// This client already runs its share of the slots (`--max-searches-per-client`).
+    #[error(
+        "server busy for this client: it already runs {limit} searches \
+         (--max-searches-per-client {limit}); retry when one ends"
+    )]
+    ClientBusy {
+        /// The cap on one client's concurrent searches.
+        limit: usize,
+    },
+    /// The stream's reader took nothing for the server's stall timeout (`--stall-timeout`).
+    #[error(
+        "stream ended: its reader took nothing for {} s (--stall-timeout)",
+        after.as_secs_f64()
+    )]
+    Stalled {
+        /// The timeout.
+        after: Duration,
+    },
     /// The search ran past the server's own time limit (`--max-search-seconds`).
     #[error(
         "search stopped at the server's time limit of {} s (--max-search-seconds)",
@@ -53,9 +71,11 @@ impl From<Error> for Status {
             Error::Invalid(_) => Status::invalid_argument(message),
             Error::Overflow => Status::out_of_range(message),
             Error::Cancelled => Status::cancelled(message),
-            Error::DeadlineExceeded | Error::TimeLimit { .. } => Status::deadline_exceeded(message),
+            Error::DeadlineExceeded | Error::TimeLimit { .. } | Error::Stalled { .. } => {
+                Status::deadline_exceeded(message)
+            }
             Error::ShuttingDown => Status::unavailable(message),
-            Error::Busy { .. } => Status::resource_exhausted(message),
+            Error::Busy { .. } | Error::ClientBusy { .. } => Status::resource_exhausted(message),
             Error::Internal(_) => Status::internal(message),
         }
     }
@@ -78,6 +98,8 @@ impl From<End> for Error {
         match end {
             End::ShuttingDown => Error::ShuttingDown,
             End::TimeLimit { limit } => Error::TimeLimit { limit },
+            End::Deadline => Error::DeadlineExceeded,
+            End::Stalled { after } => Error::Stalled { after },
             End::Failed => Error::Internal("the stream failed: a search thread panicked".into()),
         }
     }

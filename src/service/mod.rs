@@ -24,6 +24,7 @@ pub use self::query::{Query, shard, squares};
 use crate::config::Config;
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
+use crate::server::{Arrived, ClientId};
 use crate::solver::Pool;
 use crate::stream::{self, EncodedBatch};
 use std::pin::Pin;
@@ -64,8 +65,13 @@ impl QueensService {
                 flush_interval: config.flush_interval,
                 channel_messages: config.channel_messages,
                 time_limit: config.max_search_time,
+                stall_timeout: config.stall_timeout,
             },
-            admission: Admission::new(config.max_searches, stopping.clone()),
+            admission: Admission::new(
+                config.max_searches,
+                config.searches_per_client(),
+                stopping.clone(),
+            ),
             config: Arc::new(config),
             pool,
             stopping,
@@ -75,7 +81,7 @@ impl QueensService {
     /// Validates a Count request, takes a search slot and starts the count.
     fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
         let problem = self.query.count(request.get_ref())?;
-        let slot = self.admission.admit()?;
+        let slot = self.admission.admit(client(request))?;
         // Small boards count in milliseconds: more engines would cost more than they save.
         let threads = if problem.n() <= SMALL_COUNT_N {
             1
@@ -83,7 +89,7 @@ impl QueensService {
             self.config.count_threads
         };
         let limits = Limits {
-            deadline: grpc_timeout(request.metadata()),
+            deadline: deadline(request),
             time_limit: self.config.max_search_time,
             stopping: self.stopping.clone(),
         };
@@ -91,6 +97,24 @@ impl QueensService {
             &problem, &self.pool, threads, limits, slot,
         ))
     }
+}
+
+/// Who a call comes from (set by the server's gate; [`ClientId::Local`] in process).
+fn client<T>(request: &Request<T>) -> &ClientId {
+    request
+        .extensions()
+        .get::<ClientId>()
+        .unwrap_or(&ClientId::Local)
+}
+
+/// Time left before the call's deadline (`grpc-timeout`, counted from the request's arrival
+/// when the server's gate noted it), if it has one.
+fn deadline<T>(request: &Request<T>) -> Option<std::time::Duration> {
+    let timeout = grpc_timeout(request.metadata())?;
+    Some(match request.extensions().get::<Arrived>() {
+        Some(Arrived(at)) => timeout.saturating_sub(at.elapsed()),
+        None => timeout,
+    })
 }
 
 /// The response stream of Enumerate.
@@ -108,8 +132,15 @@ impl Queens for QueensService {
             .query
             .enumerate(request.get_ref())
             .map_err(Error::from)?;
-        let slot = self.admission.admit()?;
-        let messages = stream::start(job, &self.streams, &self.pool, self.stopping.clone(), slot);
+        let slot = self.admission.admit(client(&request))?;
+        let deadline = deadline(&request);
+        let messages = stream::start(
+            job,
+            &self.streams,
+            &self.pool,
+            (self.stopping.clone(), deadline),
+            slot,
+        );
         let items = messages.map(|item| item.map_err(|end| Error::from(end).into()));
         Ok(Response::new(Box::pin(items)))
     }

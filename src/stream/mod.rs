@@ -61,6 +61,8 @@ pub struct Settings {
     pub channel_messages: usize,
     /// Longest one stream's search may run.
     pub time_limit: Duration,
+    /// Longest the stream waits for its reader to take a message before it ends.
+    pub stall_timeout: Duration,
 }
 
 /// Why a stream ended before its last board (a client that went away ends it silently).
@@ -72,6 +74,13 @@ pub enum End {
     TimeLimit {
         /// The limit.
         limit: Duration,
+    },
+    /// The call's deadline (`grpc-timeout`) passed.
+    Deadline,
+    /// The reader took nothing for the stall timeout.
+    Stalled {
+        /// The timeout.
+        after: Duration,
     },
     /// A search thread failed (a bug: it panicked).
     Failed,
@@ -138,16 +147,22 @@ pub fn task_depth(n: u32) -> Option<usize> {
 pub struct Messages {
     rx: mpsc::Receiver<EncodedBatch>,
     end: Option<oneshot::Receiver<End>>,
+    /// Set once the reason went out: nothing follows it.
+    ended: bool,
 }
 
 impl Stream for Messages {
     type Item = Result<EncodedBatch, End>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
         if let Some(end) = self.end.as_mut() {
             match Pin::new(end).poll(cx) {
                 Poll::Ready(Ok(end)) => {
                     self.end = None;
+                    self.ended = true;
                     self.rx.close();
                     return Poll::Ready(Some(Err(end)));
                 }
@@ -170,12 +185,12 @@ impl Stream for Messages {
 
 /// Starts streaming `job` (its workers on `pool`, its sender on the runtime) and returns its
 /// messages. `slot` (the stream's search slot) is held until the search ends; the stream
-/// ends early when `stopping` turns true.
+/// ends early when `stopping` turns true or `deadline` (the call's, from now) passes.
 pub fn start<S: Send + 'static>(
     job: Enumeration,
     settings: &Settings,
     pool: &Pool,
-    stopping: watch::Receiver<bool>,
+    (stopping, deadline): (watch::Receiver<bool>, Option<Duration>),
     slot: S,
 ) -> Messages {
     let plan = plan(&job, settings);
@@ -205,9 +220,15 @@ pub fn start<S: Send + 'static>(
         flush: settings.flush_interval,
         time_limit: settings.time_limit,
         deadline: far(settings.time_limit),
+        call_deadline: deadline.map(far),
+        stall: settings.stall_timeout,
     };
     tokio::spawn(sender.run(slot));
-    Messages { rx, end: Some(end) }
+    Messages {
+        rx,
+        end: Some(end),
+        ended: false,
+    }
 }
 
 /// The instant `after` from now, or a year from now when that is later (or beyond the clock).

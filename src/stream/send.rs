@@ -31,6 +31,10 @@ pub(super) struct Sender {
     /// The server's time limit on one search, and when this one reaches it.
     pub(super) time_limit: Duration,
     pub(super) deadline: Instant,
+    /// The call's deadline, if it has one.
+    pub(super) call_deadline: Option<Instant>,
+    /// Longest a message waits for the reader to make room.
+    pub(super) stall: Duration,
 }
 
 /// Why sending stopped early: the stream's end, or the client leaving.
@@ -105,10 +109,6 @@ impl Sender {
 
     /// Waits for the producer's next bytes, or for `due` when a partial message is waiting.
     async fn wait(&mut self, partial: bool, due: Duration) -> Result<(), Stop> {
-        let (deadline, limit) = (
-            tokio::time::Instant::from_std(self.deadline),
-            self.time_limit,
-        );
         let flush = async {
             if partial {
                 tokio::time::sleep(due).await;
@@ -120,8 +120,7 @@ impl Sender {
             () = self.producer.wake.notified() => Ok(()),
             () = flush => Ok(()),
             () = self.tx.closed() => Err(Stop::ClientGone),
-            _ = self.stopping.wait_for(|stop| *stop) => Err(Stop::End(End::ShuttingDown)),
-            () = tokio::time::sleep_until(deadline) => Err(Stop::End(End::TimeLimit { limit })),
+            end = ends(&mut self.stopping, self.deadline, self.time_limit, self.call_deadline) => Err(Stop::End(end)),
         }
     }
 
@@ -131,14 +130,32 @@ impl Sender {
         let message = EncodedBatch {
             bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
         };
-        let (deadline, limit) = (
-            tokio::time::Instant::from_std(self.deadline),
-            self.time_limit,
-        );
+        let stall = self.stall;
         tokio::select! {
             sent = self.tx.send(message) => sent.map_err(|_| Stop::ClientGone),
-            _ = self.stopping.wait_for(|stop| *stop) => Err(Stop::End(End::ShuttingDown)),
-            () = tokio::time::sleep_until(deadline) => Err(Stop::End(End::TimeLimit { limit })),
+            end = ends(&mut self.stopping, self.deadline, self.time_limit, self.call_deadline) => Err(Stop::End(end)),
+            () = tokio::time::sleep(stall) => Err(Stop::End(End::Stalled { after: stall })),
         }
+    }
+}
+
+/// Completes with the reason when the server shuts down, the search reaches the server's
+/// time limit (at `deadline`) or the call's deadline passes.
+async fn ends(
+    stopping: &mut watch::Receiver<bool>,
+    deadline: Instant,
+    time_limit: Duration,
+    call_deadline: Option<Instant>,
+) -> End {
+    let call = async {
+        match call_deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = stopping.wait_for(|stop| *stop) => End::ShuttingDown,
+        () = tokio::time::sleep_until(deadline.into()) => End::TimeLimit { limit: time_limit },
+        () = call => End::Deadline,
     }
 }

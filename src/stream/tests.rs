@@ -38,6 +38,7 @@ fn settings(workers: usize, reorder_bytes: usize) -> Settings {
         flush_interval: Duration::from_millis(5),
         channel_messages: 2,
         time_limit: Duration::from_secs(600),
+        stall_timeout: Duration::from_secs(600),
     }
 }
 
@@ -54,7 +55,7 @@ fn job(n: u32, fixed: &[Square], fundamental: bool, after: Option<Vec<u8>>) -> E
 /// Every message of a stream, in order, and how it ended.
 async fn drain(job: Enumeration, settings: &Settings, pool: &Pool) -> (Vec<Vec<u8>>, Option<End>) {
     let (_stop, stopping) = watch::channel(false);
-    let mut rx = start(job, settings, pool, stopping, ());
+    let mut rx = start(job, settings, pool, (stopping, None), ());
     let mut messages = Vec::new();
     while let Some(item) = rx.next().await {
         match item {
@@ -180,7 +181,7 @@ async fn a_client_that_goes_away_gives_back_the_slot() {
         job(16, &[], false, None),
         &settings(2, 1 << 20),
         &pool,
-        stopping,
+        (stopping, None),
         slot.clone(),
     );
     assert!(rx.next().await.is_some());
@@ -200,7 +201,7 @@ async fn shutdown_ends_a_stream_with_its_reason() {
         job(16, &[], false, None),
         &settings(2, 1 << 20),
         &pool,
-        stopping,
+        (stopping, None),
         (),
     );
     assert!(matches!(rx.next().await, Some(Ok(_))));
@@ -212,4 +213,57 @@ async fn shutdown_ends_a_stream_with_its_reason() {
         last = Some(item);
     }
     assert!(matches!(last, Some(Err(End::ShuttingDown))), "{last:?}");
+}
+
+#[tokio::test]
+async fn the_calls_deadline_ends_a_stream_and_frees_its_slot() {
+    let pool = Pool::new(2);
+    let slot = Arc::new(());
+    let (_stop, stopping) = watch::channel(false);
+    let mut rx = start(
+        job(18, &[], false, None),
+        &settings(2, 1 << 20),
+        &pool,
+        (stopping, Some(Duration::from_millis(300))),
+        slot.clone(),
+    );
+    let began = Instant::now();
+    let mut last = None;
+    // A reader that keeps reading: the deadline, not the reader, ends the stream.
+    while let Some(item) = rx.next().await {
+        last = Some(item);
+    }
+    assert!(matches!(last, Some(Err(End::Deadline))), "{last:?}");
+    assert!(began.elapsed() < Duration::from_secs(5));
+    assert_eq!(Arc::strong_count(&slot), 1, "the slot is given back");
+}
+
+#[tokio::test]
+async fn a_reader_that_takes_nothing_ends_the_stream_and_frees_its_slot() {
+    let pool = Pool::new(2);
+    let slot = Arc::new(());
+    let (_stop, stopping) = watch::channel(false);
+    let settings = Settings {
+        stall_timeout: Duration::from_millis(300),
+        ..settings(2, 1 << 20)
+    };
+    let mut rx = start(
+        job(16, &[], false, None),
+        &settings,
+        &pool,
+        (stopping, None),
+        slot.clone(),
+    );
+    assert!(matches!(rx.next().await, Some(Ok(_))));
+    // Never read again: the slot must come back within the stall timeout and a little.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Arc::strong_count(&slot) > 1 {
+        assert!(Instant::now() < deadline, "a stalled stream kept its slot");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut last = None;
+    while let Some(item) = rx.next().await {
+        last = Some(item);
+    }
+    assert!(matches!(last, Some(Err(End::Stalled { .. }))), "{last:?}");
 }

@@ -59,6 +59,12 @@ impl Drop for InProcess {
     }
 }
 
+/// The server binary the tests start: this build's `queens`, or the one named by
+/// `QUEENS_TEST_BIN` (to show a test failing against an earlier build).
+pub fn queens_bin() -> std::ffi::OsString {
+    std::env::var_os("QUEENS_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_queens").into())
+}
+
 /// The `queens` binary serving on a free port; killed (and reaped) when dropped.
 pub struct ServerProcess {
     /// Where it listens.
@@ -71,14 +77,14 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `queens serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line.
     pub fn start(args: &[&str]) -> ServerProcess {
-        ServerProcess::start_with(Command::new(env!("CARGO_BIN_EXE_queens")), args)
+        ServerProcess::start_with(Command::new(queens_bin()), args)
     }
 
     /// Like [`ServerProcess::start`], on the CPUs `cpus` only (`taskset -c`, so the server
     /// sees that many cores).
     pub fn start_pinned(cpus: &str, args: &[&str]) -> ServerProcess {
         let mut taskset = Command::new("taskset");
-        taskset.args(["-c", cpus, env!("CARGO_BIN_EXE_queens")]);
+        taskset.args(["-c", cpus]).arg(queens_bin());
         ServerProcess::start_with(taskset, args)
     }
 
@@ -145,7 +151,7 @@ impl Drop for ServerProcess {
 
 /// Opens an Enumerate stream of the n×n board (`compact` or with rows).
 pub async fn open_stream(
-    client: &mut queens::pb::queens_client::QueensClient<tonic::transport::Channel>,
+    client: &mut queens::client::Client,
     n: u32,
     compact: bool,
 ) -> tonic::Streaming<queens::pb::EnumerateResponse> {

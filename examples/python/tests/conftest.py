@@ -64,12 +64,15 @@ def stub(addr: str, client_module):
 
 @pytest.fixture
 def run_client(stubs_dir: pathlib.Path):
-    """Runs queens_client.py with arguments; returns the CompletedProcess (text output)."""
+    """Runs queens_client.py with arguments (and extra environment variables); returns the
+    CompletedProcess (text output)."""
 
-    def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run(
+        *args: str, timeout: float = 60, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(  # noqa: PLW1510 (the tests check returncode)
             [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
-            env=client_env(stubs_dir),
+            env={**client_env(stubs_dir), **(env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -102,8 +105,11 @@ def start_client(stubs_dir: pathlib.Path):
 
 
 def client_env(stubs_dir: pathlib.Path) -> dict[str, str]:
+    """The tests' environment for a client program, without a QUEENS_TOKEN of the caller's
+    (a test that wants one passes it)."""
     path = os.pathsep.join(filter(None, [str(stubs_dir), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    inherited = {k: v for k, v in os.environ.items() if k != "QUEENS_TOKEN"}
+    return {**inherited, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 class Server:

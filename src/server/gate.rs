@@ -1,0 +1,226 @@
+//! The gate every request passes before it reaches a service: the server-wide bound on
+//! requests in flight (`--max-requests`), bearer-token authentication (`--auth-tokens`;
+//! health is exempt), and the client identity the search slots are shared by ([`ClientId`]).
+//! Each request counts as an open stream of its connection until its response body ends.
+//!
+//! Not here: the connection limits and clocks (`listen.rs`), the search slots themselves
+//! (`crate::service`).
+
+use super::auth::Tokens;
+use super::listen::{ConnInfo, StreamGuard};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tonic::Status;
+use tonic::body::Body;
+
+/// Who a call comes from, for sharing the search slots fairly: the authenticated name (a
+/// token's or a client certificate's) when authentication is on, else the peer's IP address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ClientId {
+    /// The name of the token the call carried.
+    Token(String),
+    /// The fingerprint of the client certificate (mutual TLS).
+    Certificate(String),
+    /// The peer's IP address.
+    Address(std::net::IpAddr),
+    /// A call that did not come over a connection (in-process tests).
+    Local,
+}
+
+impl std::fmt::Display for ClientId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientId::Token(name) => write!(f, "token {name}"),
+            ClientId::Certificate(print) => write!(f, "certificate {print}"),
+            ClientId::Address(ip) => write!(f, "{ip}"),
+            ClientId::Local => write!(f, "local"),
+        }
+    }
+}
+
+/// When a request reached the server (its deadline counts from then, as tonic's does).
+#[derive(Clone, Copy, Debug)]
+pub struct Arrived(pub std::time::Instant);
+
+/// Paths that need no token: health checks (load balancers and probes carry none).
+const OPEN_PREFIX: &str = "/grpc.health.v1.Health/";
+
+/// The gate's settings, shared by every connection.
+#[derive(Clone, Debug)]
+pub(super) struct GateLayer {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    tokens: Option<Tokens>,
+    in_flight: Arc<Semaphore>,
+    max_requests: usize,
+}
+
+impl GateLayer {
+    /// A gate admitting `max_requests` at once, checking `tokens` when given.
+    pub(super) fn new(tokens: Option<Tokens>, max_requests: usize) -> GateLayer {
+        GateLayer {
+            inner: Arc::new(Shared {
+                tokens,
+                in_flight: Arc::new(Semaphore::new(max_requests)),
+                max_requests,
+            }),
+        }
+    }
+}
+
+impl<S> tower_layer::Layer<S> for GateLayer {
+    type Service = Gate<S>;
+
+    fn layer(&self, inner: S) -> Gate<S> {
+        Gate {
+            inner,
+            shared: self.inner.clone(),
+        }
+    }
+}
+
+/// The gate in front of one connection's services.
+#[derive(Clone, Debug)]
+pub(super) struct Gate<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+/// What a request holds while it is in flight: its place under `--max-requests` and its
+/// count as an open stream of its connection.
+struct Held {
+    _permit: OwnedSemaphorePermit,
+    _stream: Option<StreamGuard>,
+}
+
+impl<S> tower_service::Service<http::Request<Body>> for Gate<S>
+where
+    S: tower_service::Service<http::Request<Body>, Response = http::Response<Body>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
+        request
+            .extensions_mut()
+            .insert(Arrived(std::time::Instant::now()));
+        let conn = request.extensions().get::<ConnInfo>().cloned();
+        // Counted first: even a refused request is an open stream until its answer is sent.
+        let stream = conn.as_ref().map(|c| c.state.opened());
+        let permit = match self.shared.in_flight.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let status = Status::resource_exhausted(format!(
+                    "server busy: {} requests in flight (--max-requests); retry later",
+                    self.shared.max_requests
+                ));
+                return refuse(status);
+            }
+        };
+        let client = match self.identify(&request, conn.as_ref()) {
+            Ok(client) => client,
+            Err(status) => return refuse(status),
+        };
+        if let Some(conn) = &conn {
+            // `Request::remote_addr` reads this.
+            request
+                .extensions_mut()
+                .insert(tonic::transport::server::TcpConnectInfo {
+                    local_addr: None,
+                    remote_addr: Some(conn.remote),
+                });
+        }
+        request.extensions_mut().insert(client);
+        let held = Held {
+            _permit: permit,
+            _stream: stream,
+        };
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(response.map(|body| Body::new(Guarded { body, _held: held })))
+        })
+    }
+}
+
+impl<S> Gate<S> {
+    /// The caller's identity, or UNAUTHENTICATED when tokens are required and the request
+    /// carries none that is known.
+    fn identify(
+        &self,
+        request: &http::Request<Body>,
+        conn: Option<&ConnInfo>,
+    ) -> Result<ClientId, Status> {
+        if let Some(tokens) = &self.shared.tokens
+            && !request.uri().path().starts_with(OPEN_PREFIX)
+        {
+            let presented = request
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "))
+                .ok_or_else(|| {
+                    Status::unauthenticated(
+                        "this server requires a bearer token: send metadata \
+                         `authorization: Bearer TOKEN` (the CLI's --token)",
+                    )
+                })?;
+            let name = tokens.who(presented).ok_or_else(|| {
+                Status::unauthenticated("the bearer token is not one this server knows")
+            })?;
+            return Ok(ClientId::Token(name.to_string()));
+        }
+        Ok(match conn {
+            Some(ConnInfo {
+                certificate: Some(print),
+                ..
+            }) => ClientId::Certificate(print.clone()),
+            Some(conn) => ClientId::Address(conn.remote.ip()),
+            None => ClientId::Local,
+        })
+    }
+}
+
+/// A refusal as a complete gRPC response (trailers only).
+fn refuse<E: Send + 'static>(
+    status: Status,
+) -> Pin<Box<dyn Future<Output = Result<http::Response<Body>, E>> + Send>> {
+    Box::pin(std::future::ready(Ok(status.into_http())))
+}
+
+/// A response body that holds the request's place until the body ends.
+struct Guarded<B> {
+    body: B,
+    _held: Held,
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Guarded<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}

@@ -1,0 +1,355 @@
+//! Fair search slots and deadlines, against the `queens` binary over real sockets (issue 13,
+//! targets 5 and 6): one client (one peer address) cannot take every search slot while another
+//! client is kept out; an Enumerate honours the call's `grpc-timeout` and gives back its slot
+//! within a second of it; a stream whose reader takes nothing for `--stall-timeout` ends and
+//! gives back its slot; a unary Count past its deadline answers DEADLINE_EXCEEDED, not
+//! CANCELLED.
+//!
+//! Clients from another address bind their socket to 127.0.0.2 (all of 127/8 is loopback on
+//! Linux). tonic's `Request::set_timeout` only writes the `grpc-timeout` metadata (the client
+//! does not enforce it), so a deadline seen here is the server's doing; the tests with the
+//! header written by hand say so explicitly.
+
+mod common;
+
+use common::{ServerProcess, count_request};
+use prost::Message;
+use queens::pb::EnumerateRequest;
+use queens::pb::queens_client::QueensClient;
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+/// Solutions of the 10×10 board (OEIS A000170).
+const SOLUTIONS_10: u64 = 724;
+
+/// A client of `url` whose connection comes from the local address `source`.
+async fn client_from(url: &str, source: &str) -> QueensClient<Channel> {
+    let channel = Endpoint::from_shared(url.to_string())
+        .expect("url")
+        .local_address(Some(source.parse().expect("an IP address")))
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("connect from {source}: {e}"));
+    QueensClient::new(channel)
+}
+
+/// Counts of the 32×32 board on `client`, one task each (they run as long as the server lets
+/// them: far longer than any test).
+fn start_endless_counts(
+    client: &QueensClient<Channel>,
+    how_many: usize,
+) -> Vec<JoinHandle<Status>> {
+    (0..how_many)
+        .map(|_| {
+            let mut client = client.clone();
+            tokio::spawn(async move {
+                match client.count(count_request(32)).await {
+                    Ok(response) => panic!("n = 32 counted: {:?}", response.into_inner()),
+                    Err(status) => status,
+                }
+            })
+        })
+        .collect()
+}
+
+/// Waits up to `limit` for `want` of `calls` to end; returns the statuses of those that did
+/// (fewer than `want` if the time ran out).
+async fn ended_within(
+    calls: &mut [JoinHandle<Status>],
+    want: usize,
+    limit: Duration,
+) -> Vec<Status> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if calls.iter().filter(|c| c.is_finished()).count() >= want || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut ended = Vec::new();
+    for call in calls.iter_mut().filter(|c| c.is_finished()) {
+        ended.push(call.await.expect("the call's task"));
+    }
+    ended
+}
+
+/// Client A (127.0.0.1) asks for every one of `max_searches` slots with endless counts; the
+/// server admits A's share only, and client B (127.0.0.2) still gets a Count n = 10 answered.
+async fn one_client_cannot_take_every_slot(max_searches: usize) {
+    let limit = max_searches.to_string();
+    let server = ServerProcess::start(&["--max-searches", &limit]);
+    let per_client = (max_searches / 2).max(1);
+    let a = client_from(&server.url(), "127.0.0.1").await;
+    let mut calls = start_endless_counts(&a, max_searches);
+    // Calls beyond A's share are refused at once; on a server without shares none ends.
+    let refused = ended_within(
+        &mut calls,
+        max_searches - per_client,
+        Duration::from_secs(5),
+    )
+    .await;
+
+    let mut b = client_from(&server.url(), "127.0.0.2").await;
+    let answer = timeout(Duration::from_secs(30), b.count(count_request(10)))
+        .await
+        .expect("B's Count n = 10 answered within 30 s");
+    match answer {
+        Ok(response) => assert_eq!(response.into_inner().solutions, SOLUTIONS_10),
+        Err(status) => panic!(
+            "B (127.0.0.2) was kept out while A (127.0.0.1) holds {} search(es): {status:?}",
+            max_searches - refused.len()
+        ),
+    }
+
+    assert_eq!(
+        refused.len(),
+        max_searches - per_client,
+        "A's calls beyond its share of {per_client} were not refused within 5 s: {refused:?}"
+    );
+    for status in &refused {
+        assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+        assert!(
+            status
+                .message()
+                .contains(&format!("--max-searches-per-client {per_client}")),
+            "the refusal names the per-client limit: {status:?}"
+        );
+    }
+    // A's admitted counts still run.
+    assert!(calls.iter().filter(|c| !c.is_finished()).count() == per_client);
+    for call in calls {
+        call.abort();
+    }
+}
+
+/// With `--max-searches 2` (one per client): A's second n = 32 Count is refused naming
+/// `--max-searches-per-client 1`, and B's Count n = 10 from 127.0.0.2 is answered 724.
+#[tokio::test]
+async fn two_slots_one_client_takes_one() {
+    one_client_cannot_take_every_slot(2).await;
+}
+
+/// With `--max-searches 4` (two per client): A asks for four endless counts, two run and two
+/// are refused, and B's Count n = 10 from 127.0.0.2 is answered 724.
+#[tokio::test]
+async fn four_slots_one_client_takes_two() {
+    one_client_cannot_take_every_slot(4).await;
+}
+
+/// Retries Count n = 8 until `until`; panics with the last refusal if no slot was free by then.
+async fn count_8_by(client: &mut QueensClient<Channel>, until: Instant, why: &str) {
+    loop {
+        let attempt = timeout(Duration::from_secs(5), client.count(count_request(8)))
+            .await
+            .expect("Count n = 8 answered within 5 s");
+        match attempt {
+            Ok(response) => {
+                assert_eq!(response.into_inner().solutions, 92);
+                return;
+            }
+            Err(status) if status.code() == Code::ResourceExhausted && Instant::now() < until => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(status) => panic!("{why}: {status:?}"),
+        }
+    }
+}
+
+/// An Enumerate of n = 18, compact.
+fn enumerate_18() -> EnumerateRequest {
+    EnumerateRequest {
+        n: 18,
+        compact: true,
+        ..Default::default()
+    }
+}
+
+/// Reads `stream` until it ends or until `limit` after `start`; returns how it ended (`None`:
+/// still going), the bytes of the messages read, and those read after `after`.
+async fn read_for(
+    stream: &mut tonic::Streaming<queens::pb::EnumerateResponse>,
+    start: Instant,
+    limit: Duration,
+    after: Instant,
+) -> (Option<Result<(), Status>>, usize, usize) {
+    let mut bytes = 0;
+    let mut late = 0;
+    let end = loop {
+        let left = (start + limit).saturating_duration_since(Instant::now());
+        match timeout(left, stream.message()).await {
+            Err(_) => break None,
+            Ok(Ok(Some(message))) => {
+                let len = message.encoded_len();
+                bytes += len;
+                if Instant::now() > after {
+                    late += len;
+                }
+            }
+            Ok(Ok(None)) => break Some(Ok(())),
+            Ok(Err(status)) => break Some(Err(status)),
+        }
+    };
+    (end, bytes, late)
+}
+
+/// An Enumerate of n = 18 (billions of bytes) with a 1 s deadline (`Request::set_timeout`),
+/// read continuously, ends with DEADLINE_EXCEEDED from the server, and with
+/// `--max-searches 1` a Count n = 8 is answered within 1 s of the deadline.
+#[tokio::test]
+async fn enumerate_ends_at_its_deadline_and_gives_back_its_slot() {
+    let server = ServerProcess::start(&["--max-searches", "1"]);
+    let mut client = client_from(&server.url(), "127.0.0.1").await;
+    let mut request = Request::new(enumerate_18());
+    request.set_timeout(Duration::from_secs(1));
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(1);
+    let mut stream = client
+        .enumerate(request)
+        .await
+        .expect("stream opens")
+        .into_inner();
+    let (end, bytes, _) = read_for(&mut stream, start, Duration::from_secs(3), deadline).await;
+    match end {
+        Some(Err(status)) => assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}"),
+        Some(Ok(())) => panic!("n = 18 cannot be enumerated in a second"),
+        None => panic!(
+            "the stream ran on 2 s past its 1 s deadline ({} MB read)",
+            bytes / 1_000_000
+        ),
+    }
+    // The slot is free within a second of the deadline.
+    count_8_by(
+        &mut client,
+        deadline + Duration::from_secs(1),
+        "the slot was not free 1 s after the deadline",
+    )
+    .await;
+}
+
+/// The same with `grpc-timeout: 1S` written into the metadata by hand (no client-side
+/// deadline of any kind): the server ends the stream with DEADLINE_EXCEEDED within 2 s of the
+/// request, and what arrives after the deadline is bounded (what was in flight, < 32 MB), not
+/// a stream that runs on.
+#[tokio::test]
+async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
+    let server = ServerProcess::start(&["--max-searches", "1"]);
+    let mut client = client_from(&server.url(), "127.0.0.1").await;
+    let mut request = Request::new(enumerate_18());
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", "1S".parse().unwrap());
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(1);
+    let mut stream = client
+        .enumerate(request)
+        .await
+        .expect("stream opens")
+        .into_inner();
+    // Bytes counted as late from a quarter second past the deadline (the server's clock
+    // starts when the request arrives, a little after ours).
+    let (end, bytes, late) = read_for(
+        &mut stream,
+        start,
+        Duration::from_secs(2),
+        deadline + Duration::from_millis(250),
+    )
+    .await;
+    match end {
+        Some(Err(status)) => assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}"),
+        Some(Ok(())) => panic!("n = 18 cannot be enumerated in a second"),
+        None => panic!(
+            "grpc-timeout: 1S ignored: still streaming 2 s after the request ({} MB read, \
+             {} MB of it after the deadline)",
+            bytes / 1_000_000,
+            late / 1_000_000
+        ),
+    }
+    assert!(
+        late < 32_000_000,
+        "{late} bytes arrived more than 0.25 s after the deadline ({bytes} in all)"
+    );
+    count_8_by(
+        &mut client,
+        deadline + Duration::from_secs(1),
+        "the slot was not free 1 s after the deadline",
+    )
+    .await;
+}
+
+/// With `--stall-timeout 2 --max-searches 1`, an Enumerate of n = 16 whose reader never takes
+/// a message holds the only slot (Count n = 8 is refused at once and still after 1 s) until the
+/// stall timeout ends it: by 6 s after it opened, a Count n = 8 is answered 92.
+#[tokio::test]
+async fn a_stream_nobody_reads_gives_back_its_slot() {
+    let server = ServerProcess::start(&["--stall-timeout", "2", "--max-searches", "1"]);
+    let mut client = client_from(&server.url(), "127.0.0.1").await;
+    let opened = Instant::now();
+    let request = EnumerateRequest {
+        n: 16,
+        compact: true,
+        ..Default::default()
+    };
+    // Opened and kept, never polled.
+    let stalled = client
+        .enumerate(request)
+        .await
+        .expect("stream opens")
+        .into_inner();
+    for probe in [Duration::ZERO, Duration::from_secs(1)] {
+        tokio::time::sleep_until((opened + probe).into()).await;
+        let status = client.count(count_request(8)).await.unwrap_err();
+        assert_eq!(
+            status.code(),
+            Code::ResourceExhausted,
+            "the unread stream holds the only slot at {probe:?}: {status:?}"
+        );
+    }
+    count_8_by(
+        &mut client,
+        opened + Duration::from_secs(6),
+        "the unread stream still held its slot 6 s after it opened (--stall-timeout 2)",
+    )
+    .await;
+    drop(stalled);
+}
+
+/// A unary Count of n = 20 (minutes of work) with `grpc-timeout: 500m` written by hand, and
+/// again with `Request::set_timeout(500 ms)`, answers DEADLINE_EXCEEDED (not CANCELLED) within
+/// about a second.
+#[tokio::test]
+async fn count_past_its_deadline_answers_deadline_exceeded() {
+    let server = ServerProcess::start(&[]);
+    let mut client = client_from(&server.url(), "127.0.0.1").await;
+    for how in ["grpc-timeout: 500m", "set_timeout(500 ms)"] {
+        let mut request = Request::new(count_request(20));
+        if how.starts_with("grpc-timeout") {
+            request
+                .metadata_mut()
+                .insert("grpc-timeout", "500m".parse().unwrap());
+        } else {
+            request.set_timeout(Duration::from_millis(500));
+        }
+        let start = Instant::now();
+        let answer = timeout(Duration::from_secs(5), client.count(request))
+            .await
+            .unwrap_or_else(|_| panic!("{how}: no answer within 5 s"));
+        let took = start.elapsed();
+        let status = answer.expect_err("n = 20 cannot be counted in half a second");
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{how}: {status:?}");
+        assert!(
+            took < Duration::from_millis(1500),
+            "{how}: answered after {took:?}"
+        );
+    }
+    // The abandoned counts gave back their slots.
+    count_8_by(
+        &mut client,
+        Instant::now() + Duration::from_secs(1),
+        "slots still held after the deadlines",
+    )
+    .await;
+}
