@@ -11,7 +11,8 @@
 //! - [`service`]: the gRPC service: thin handlers, request validation ([`service::Query`]),
 //!   admission, running counts, and the one mapping of errors to `Status`.
 //! - [`server`]: `run(listener, config, shutdown)`: the search pool, health, reflection,
-//!   bounded shutdown.
+//!   bounded shutdown; the listener's connection limits and clocks, TLS (and client
+//!   certificates), bearer tokens, the bound on requests in flight.
 //! - [`config`]: every server knob and its default, with the reason for each value.
 //! - [`client`]: the client side shared by the CLI and the tests: connecting, and the
 //!   commands' output (boards, counts, progress bars).

@@ -166,22 +166,38 @@ impl Queens for QueensService {
         let mut running = self.start_count(&request)?;
         let every = self.config.progress_interval;
         let (tx, rx) = mpsc::channel(self.config.channel_messages);
+        let stall = self.config.stall_timeout;
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            loop {
+            // Since when the reader has left every update in the channel.
+            let mut full_since: Option<std::time::Instant> = None;
+            let last = loop {
                 tokio::select! {
                     result = running.result() => {
-                        let last = result.map(|c| running.update(Some(c))).map_err(Status::from);
-                        let _ = tx.send(last).await;
-                        break;
+                        break Some(result.map(|c| running.update(Some(c))).map_err(Status::from));
                     }
                     _ = ticker.tick() => {
-                        // A reader that is behind misses an update, never the result.
-                        let _ = tx.try_send(Ok(running.update(None)));
+                        // A reader that is behind misses an update, never the result; one
+                        // that takes nothing for the stall timeout loses its count.
+                        match tx.try_send(Ok(running.update(None))) {
+                            Err(mpsc::error::TrySendError::Full(_)) => {
+                                let since = *full_since.get_or_insert_with(std::time::Instant::now);
+                                if since.elapsed() >= stall {
+                                    break Some(Err(Error::Stalled { after: stall }.into()));
+                                }
+                            }
+                            _ => full_since = None,
+                        }
                     }
                     // The client left: dropping `running` raises the cancel flag.
-                    () = tx.closed() => break,
+                    () = tx.closed() => break None,
                 }
+            };
+            // The search is over: its slot goes back before the last word, which waits for
+            // a reader that takes nothing at most the stall timeout.
+            drop(running);
+            if let Some(last) = last {
+                let _ = tokio::time::timeout(stall, tx.send(last)).await;
             }
         });
         Ok(Response::new(ReceiverStream::new(rx)))
