@@ -141,6 +141,9 @@ struct Serve {
     /// [default: never].
     #[arg(long)]
     max_connection_age: Option<Seconds>,
+    /// How log lines are written (stderr; filter with RUST_LOG, e.g. `RUST_LOG=debug`).
+    #[arg(long, value_enum, default_value_t = queens::server::LogFormat::Text)]
+    log_format: queens::server::LogFormat,
     /// Seconds a stream waits for its reader to take a message before it ends with
     /// DEADLINE_EXCEEDED and gives back its search slot.
     #[arg(long, default_value_t = Seconds(config::STALL_TIMEOUT))]
@@ -213,6 +216,9 @@ fn main() -> ExitCode {
         Command::Serve(serve) => serve.io_threads.map(|t| t as usize),
         _ => None,
     };
+    if let Command::Serve(serve) = &command {
+        queens::server::init_logs(serve.log_format);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(io_threads.unwrap_or_else(config::default_io_threads))
         .enable_all()

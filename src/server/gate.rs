@@ -96,6 +96,47 @@ pub(super) struct Gate<S> {
 struct Held {
     _permit: OwnedSemaphorePermit,
     _stream: Option<StreamGuard>,
+    /// The call's log line, written when the call ends.
+    log: CallLog,
+}
+
+/// What the log line of one call says (written at INFO when the call ends).
+struct CallLog {
+    method: String,
+    peer: Option<std::net::SocketAddr>,
+    client: ClientId,
+    started: std::time::Instant,
+    /// The call's gRPC status code, once seen (in the response headers or the trailers).
+    code: Option<tonic::Code>,
+}
+
+impl CallLog {
+    /// Notes the status code if `headers` carry one.
+    fn see(&mut self, headers: &http::HeaderMap) {
+        if let Some(code) = headers
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<i32>().ok())
+        {
+            self.code = Some(tonic::Code::from_i32(code));
+        }
+    }
+}
+
+impl Drop for CallLog {
+    fn drop(&mut self) {
+        // A body dropped before its trailers: the client went away.
+        let code = self.code.unwrap_or(tonic::Code::Cancelled);
+        tracing::info!(
+            target: "queens::call",
+            method = %self.method,
+            peer = %self.peer.map_or("-".to_string(), |p| p.to_string()),
+            client = %self.client,
+            code = ?code,
+            duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            "call"
+        );
+    }
 }
 
 impl<S> tower_service::Service<http::Request<Body>> for Gate<S>
@@ -122,6 +163,11 @@ where
         let permit = match self.shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
+                // Not logged at INFO: a flood would write a line per refused stream.
+                tracing::debug!(
+                    method = request.uri().path(),
+                    "shed: --max-requests reached"
+                );
                 let status = Status::resource_exhausted(format!(
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests
@@ -131,7 +177,17 @@ where
         };
         let client = match self.identify(&request, conn.as_ref()) {
             Ok(client) => client,
-            Err(status) => return refuse(status),
+            Err(status) => {
+                tracing::info!(
+                    target: "queens::call",
+                    method = request.uri().path(),
+                    peer = %conn.as_ref().map_or("-".to_string(), |c| c.remote.to_string()),
+                    code = ?status.code(),
+                    "refused: {}",
+                    status.message()
+                );
+                return refuse(status);
+            }
         };
         if let Some(conn) = &conn {
             // `Request::remote_addr` reads this.
@@ -142,15 +198,24 @@ where
                     remote_addr: Some(conn.remote),
                 });
         }
+        let log = CallLog {
+            method: request.uri().path().to_string(),
+            peer: conn.as_ref().map(|c| c.remote),
+            client: client.clone(),
+            started: std::time::Instant::now(),
+            code: None,
+        };
         request.extensions_mut().insert(client);
-        let held = Held {
+        let mut held = Held {
             _permit: permit,
             _stream: stream,
+            log,
         };
         let response = self.inner.call(request);
         Box::pin(async move {
             let response = response.await?;
-            Ok(response.map(|body| Body::new(Guarded { body, _held: held })))
+            held.log.see(response.headers());
+            Ok(response.map(|body| Body::new(Guarded { body, held })))
         })
     }
 }
@@ -202,7 +267,7 @@ fn refuse<E: Send + 'static>(
 /// A response body that holds the request's place until the body ends.
 struct Guarded<B> {
     body: B,
-    _held: Held,
+    held: Held,
 }
 
 impl<B: http_body::Body + Unpin> http_body::Body for Guarded<B> {
@@ -213,7 +278,14 @@ impl<B: http_body::Body + Unpin> http_body::Body for Guarded<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &frame
+            && let Some(trailers) = frame.trailers_ref()
+        {
+            this.held.log.see(trailers);
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {

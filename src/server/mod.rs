@@ -16,11 +16,13 @@
 mod auth;
 mod gate;
 mod listen;
+mod logs;
 mod tls;
 
 pub use self::auth::{Tokens, TokensError};
 pub use self::gate::{Arrived, ClientId};
 pub use self::listen::ConnInfo;
+pub use self::logs::{LogFormat, init as init_logs};
 pub use self::tls::TlsError;
 
 use crate::config::Config;
@@ -134,8 +136,8 @@ pub async fn run(
     match tokio::time::timeout(grace, serve).await {
         Ok(result) => Ok(result?),
         Err(_) => {
-            eprintln!(
-                "queens: shutdown grace of {grace:?} passed with streams still open; closing them"
+            tracing::warn!(
+                "shutdown grace of {grace:?} passed with streams still open; closing them"
             );
             Ok(())
         }
@@ -177,13 +179,15 @@ pub async fn serve(addr: &str, config: Config) -> Result<(), ServeError> {
     let lanes = crate::solver::simd_registers().map_or("no SIMD lanes".to_string(), |r| {
         format!("Count in {r} lanes")
     });
-    eprintln!(
-        "queens: listening on {local} (max n {}, {} search threads, {lanes})",
-        config.max_n, config.search_threads
+    tracing::info!(
+        "listening on {local} (max n {}, {} search threads, {lanes})",
+        config.max_n,
+        config.search_threads
     );
-    eprintln!("queens: {}", raise_open_files());
+    tracing::info!("{}", raise_open_files());
+    tracing::info!(config = ?config, "settings");
     run(listener, config, shutdown_signal()).await?;
-    eprintln!("queens: stopped");
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -271,5 +275,5 @@ async fn shutdown_signal() {
         _ = tokio::signal::ctrl_c() => {}
         () = term => {}
     }
-    eprintln!("queens: shutting down");
+    tracing::info!("shutting down");
 }

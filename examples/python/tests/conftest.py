@@ -13,6 +13,7 @@ import os
 import pathlib
 import socket
 import subprocess
+import threading
 import sys
 
 import pytest
@@ -112,6 +113,15 @@ def client_env(stubs_dir: pathlib.Path) -> dict[str, str]:
     return {**inherited, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def _drain(stream) -> None:
+    """Reads `stream` to its end, ignoring what it says (and its closing under us)."""
+    try:
+        for _ in stream:
+            pass
+    except (OSError, ValueError):
+        pass
+
+
 class Server:
     """The `queens` binary serving on one fixed loopback port, so that it can be stopped and
     started again where its clients expect it."""
@@ -133,6 +143,8 @@ class Server:
         if "listening on" not in line:
             self.stop()
             raise RuntimeError(f"queens serve on {self.addr} said {line!r}")
+        # The server logs a line per call: keep reading them, or a full pipe would stall it.
+        threading.Thread(target=_drain, args=(self.process.stderr,), daemon=True).start()
 
     def stop(self, kill: bool = True) -> None:
         assert self.process is not None

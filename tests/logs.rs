@@ -1,0 +1,51 @@
+//! The server's log (issue 14, in part): `--log-format json` writes one JSON object per line,
+//! and every call gets one line at INFO naming its method, peer, client, status code and
+//! duration; refused calls are logged with their code too.
+
+mod common;
+
+use common::{ServerProcess, count_request};
+use std::time::{Duration, Instant};
+
+/// The next JSON log line whose `message` is `message`, within 10 s.
+fn next_line(server: &ServerProcess, message: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = server
+            .log
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no {message:?} line within 10 s"));
+        let value: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        if value["message"] == message {
+            return value;
+        }
+    }
+}
+
+/// A Count n = 8 and an invalid Count n = 0 each leave one JSON line with the call's fields.
+#[tokio::test]
+async fn each_call_is_one_json_line() {
+    let server = ServerProcess::start(&["--log-format", "json"]);
+    let mut client = queens::client::connect(&server.url())
+        .await
+        .expect("connect");
+    let answer = client.count(count_request(8)).await.expect("count");
+    assert_eq!(answer.into_inner().solutions, 92);
+    let line = next_line(&server, "call");
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["target"], "queens::call", "{line}");
+    assert_eq!(line["method"], "/queens.v1.Queens/Count", "{line}");
+    assert_eq!(line["code"], "Ok", "{line}");
+    assert_eq!(line["client"], "127.0.0.1", "{line}");
+    let peer: std::net::SocketAddr = line["peer"].as_str().unwrap().parse().expect("peer");
+    assert!(peer.ip().is_loopback(), "{line}");
+    let took = line["duration_ms"].as_f64().expect("duration_ms");
+    assert!((0.0..10_000.0).contains(&took), "{line}");
+
+    let status = client.count(count_request(0)).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    let line = next_line(&server, "call");
+    assert_eq!(line["code"], "InvalidArgument", "{line}");
+}
