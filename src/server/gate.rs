@@ -44,6 +44,27 @@ impl std::fmt::Display for ClientId {
 #[derive(Clone, Copy, Debug)]
 pub struct Arrived(pub std::time::Instant);
 
+/// What the service adds to a call's log line: the board size, and the solutions counted or
+/// the boards sent. Put in every request's extensions by the gate; filled in by the service.
+#[derive(Debug, Default)]
+pub struct CallNote {
+    /// The request's `n` (0: not set).
+    pub n: std::sync::atomic::AtomicU32,
+    /// Solutions counted by a Count (`u64::MAX`: none).
+    pub solutions: std::sync::atomic::AtomicU64,
+    /// Boards sent by an Enumerate.
+    pub boards: std::sync::atomic::AtomicU64,
+}
+
+impl CallNote {
+    fn new() -> CallNote {
+        CallNote {
+            solutions: std::sync::atomic::AtomicU64::new(u64::MAX),
+            ..CallNote::default()
+        }
+    }
+}
+
 /// Paths that need no token: health checks (load balancers and probes carry none).
 const OPEN_PREFIX: &str = "/grpc.health.v1.Health/";
 
@@ -108,6 +129,8 @@ struct CallLog {
     started: std::time::Instant,
     /// The call's gRPC status code, once seen (in the response headers or the trailers).
     code: Option<tonic::Code>,
+    /// What the service noted.
+    note: Arc<CallNote>,
 }
 
 impl CallLog {
@@ -125,8 +148,14 @@ impl CallLog {
 
 impl Drop for CallLog {
     fn drop(&mut self) {
+        use std::sync::atomic::Ordering::Relaxed;
         // A body dropped before its trailers: the client went away.
         let code = self.code.unwrap_or(tonic::Code::Cancelled);
+        let note = &self.note;
+        let n = Some(note.n.load(Relaxed)).filter(|&n| n > 0);
+        let solutions = Some(note.solutions.load(Relaxed)).filter(|&s| s != u64::MAX);
+        let boards =
+            Some(note.boards.load(Relaxed)).filter(|_| self.method.ends_with("/Enumerate"));
         tracing::info!(
             target: "queens::call",
             method = %self.method,
@@ -134,6 +163,9 @@ impl Drop for CallLog {
             client = %self.client,
             code = ?code,
             duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            n,
+            solutions,
+            boards,
             "call"
         );
     }
@@ -198,14 +230,17 @@ where
                     remote_addr: Some(conn.remote),
                 });
         }
+        let note = Arc::new(CallNote::new());
         let log = CallLog {
             method: request.uri().path().to_string(),
             peer: conn.as_ref().map(|c| c.remote),
             client: client.clone(),
             started: std::time::Instant::now(),
             code: None,
+            note: note.clone(),
         };
         request.extensions_mut().insert(client);
+        request.extensions_mut().insert(note);
         let mut held = Held {
             _permit: permit,
             _stream: stream,

@@ -20,7 +20,7 @@ mod logs;
 mod tls;
 
 pub use self::auth::{Tokens, TokensError};
-pub use self::gate::{Arrived, ClientId};
+pub use self::gate::{Arrived, CallNote, ClientId};
 pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
 pub use self::tls::TlsError;

@@ -24,11 +24,12 @@ pub use self::query::{Query, shard, squares};
 use crate::config::Config;
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
-use crate::server::{Arrived, ClientId};
+use crate::server::{Arrived, CallNote, ClientId};
 use crate::solver::Pool;
 use crate::stream::{self, EncodedBatch};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
@@ -80,6 +81,9 @@ impl QueensService {
 
     /// Validates a Count request, takes a search slot and starts the count.
     fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
+        if let Some(note) = note(request) {
+            note.n.store(request.get_ref().n, Ordering::Relaxed);
+        }
         let problem = self.query.count(request.get_ref())?;
         let slot = self.admission.admit(client(request))?;
         // Small boards count in milliseconds: more engines would cost more than they save.
@@ -107,6 +111,11 @@ fn client<T>(request: &Request<T>) -> &ClientId {
         .unwrap_or(&ClientId::Local)
 }
 
+/// The call's log note (set by the server's gate; none in process).
+fn note<T>(request: &Request<T>) -> Option<&Arc<CallNote>> {
+    request.extensions().get::<Arc<CallNote>>()
+}
+
 /// Time left before the call's deadline (`grpc-timeout`, counted from the request's arrival
 /// when the server's gate noted it), if it has one.
 fn deadline<T>(request: &Request<T>) -> Option<std::time::Duration> {
@@ -128,10 +137,15 @@ impl Queens for QueensService {
         &self,
         request: Request<EnumerateRequest>,
     ) -> Result<Response<EnumerateStream>, Status> {
+        let note = note(&request).cloned();
+        if let Some(note) = &note {
+            note.n.store(request.get_ref().n, Ordering::Relaxed);
+        }
         let job = self
             .query
             .enumerate(request.get_ref())
             .map_err(Error::from)?;
+        let entry = stream::BoardEncoder::new(job.problem.n(), job.compact).entry_len() as u64;
         let slot = self.admission.admit(client(&request))?;
         let deadline = deadline(&request);
         let messages = stream::start(
@@ -141,7 +155,13 @@ impl Queens for QueensService {
             (self.stopping.clone(), deadline),
             slot,
         );
-        let items = messages.map(|item| item.map_err(|end| Error::from(end).into()));
+        let items = messages.map(move |item| {
+            if let (Ok(batch), Some(note)) = (&item, &note) {
+                note.boards
+                    .fetch_add(batch.bytes.len() as u64 / entry, Ordering::Relaxed);
+            }
+            item.map_err(|end| Error::from(end).into())
+        });
         Ok(Response::new(Box::pin(items)))
     }
 
@@ -151,6 +171,9 @@ impl Queens for QueensService {
     ) -> Result<Response<CountResponse>, Status> {
         let mut running = self.start_count(&request)?;
         let counts = running.result().await?;
+        if let Some(note) = note(&request) {
+            note.solutions.store(counts.solutions, Ordering::Relaxed);
+        }
         Ok(Response::new(CountResponse {
             solutions: counts.solutions,
             fundamental: counts.fundamental,
@@ -167,6 +190,7 @@ impl Queens for QueensService {
         let every = self.config.progress_interval;
         let (tx, rx) = mpsc::channel(self.config.channel_messages);
         let stall = self.config.stall_timeout;
+        let note = note(&request).cloned();
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             // Since when the reader has left every update in the channel.
@@ -196,6 +220,9 @@ impl Queens for QueensService {
             // The search is over: its slot goes back before the last word, which waits for
             // a reader that takes nothing at most the stall timeout.
             drop(running);
+            if let (Some(Ok(update)), Some(note)) = (&last, &note) {
+                note.solutions.store(update.solutions, Ordering::Relaxed);
+            }
             if let Some(last) = last {
                 let _ = tokio::time::timeout(stall, tx.send(last)).await;
             }
