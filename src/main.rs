@@ -141,6 +141,10 @@ struct Serve {
     /// [default: never].
     #[arg(long)]
     max_connection_age: Option<Seconds>,
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics (a listener of its own)
+    /// [default: off].
+    #[arg(long, value_name = "HOST:PORT")]
+    metrics_addr: Option<std::net::SocketAddr>,
     /// How log lines are written (stderr; filter with RUST_LOG, e.g. `RUST_LOG=debug`).
     #[arg(long, value_enum, default_value_t = queens::server::LogFormat::Text)]
     log_format: queens::server::LogFormat,
@@ -283,6 +287,9 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 stall_timeout: serve.stall_timeout.0,
                 ..defaults
             };
+            if let Some(addr) = serve.metrics_addr {
+                queens::server::install_metrics(addr)?;
+            }
             queens::server::serve(&serve.addr, config).await?;
         }
         Command::Count {

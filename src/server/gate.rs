@@ -54,6 +54,8 @@ pub struct CallNote {
     pub solutions: std::sync::atomic::AtomicU64,
     /// Boards sent by an Enumerate.
     pub boards: std::sync::atomic::AtomicU64,
+    /// Messages a streaming call sent (unary calls count their one answer themselves).
+    pub messages: std::sync::atomic::AtomicU64,
 }
 
 impl CallNote {
@@ -156,13 +158,21 @@ impl Drop for CallLog {
         let solutions = Some(note.solutions.load(Relaxed)).filter(|&s| s != u64::MAX);
         let boards =
             Some(note.boards.load(Relaxed)).filter(|_| self.method.ends_with("/Enumerate"));
+        let seconds = self.started.elapsed().as_secs_f64();
+        let (_, _, kind) = super::metrics::labels(&self.method);
+        let messages = match (kind, code) {
+            ("unary", tonic::Code::Ok) => 1,
+            ("unary", _) => 0,
+            _ => note.messages.load(Relaxed),
+        };
+        super::metrics::handled(&self.method, code, seconds, messages);
         tracing::info!(
             target: "queens::call",
             method = %self.method,
             peer = %self.peer.map_or("-".to_string(), |p| p.to_string()),
             client = %self.client,
             code = ?code,
-            duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            duration_ms = seconds * 1e3,
             n,
             solutions,
             boards,
@@ -190,6 +200,7 @@ where
             .extensions_mut()
             .insert(Arrived(std::time::Instant::now()));
         let conn = request.extensions().get::<ConnInfo>().cloned();
+        super::metrics::started(request.uri().path());
         // Counted first: even a refused request is an open stream until its answer is sent.
         let stream = conn.as_ref().map(|c| c.state.opened());
         let permit = match self.shared.in_flight.clone().try_acquire_owned() {
@@ -204,6 +215,7 @@ where
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests
                 ));
+                super::metrics::handled(request.uri().path(), status.code(), 0.0, 0);
                 return refuse(status);
             }
         };
@@ -218,6 +230,7 @@ where
                     "refused: {}",
                     status.message()
                 );
+                super::metrics::handled(request.uri().path(), status.code(), 0.0, 0);
                 return refuse(status);
             }
         };

@@ -11,18 +11,22 @@
 //!   handshake and preface deadline, the idle timeout.
 //! - `gate.rs`: every request: `--max-requests`, bearer tokens, the client's identity.
 //! - `auth.rs`: the tokens file; `tls.rs`: the TLS configuration (and client certificates).
+//! - `logs.rs`: where log lines go and in what form; `metrics.rs`: the Prometheus exporter
+//!   and the gRPC metrics the gate records.
 //! - here: HTTP/2 settings, the services, shutdown, the open-file limit.
 
 mod auth;
 mod gate;
 mod listen;
 mod logs;
+mod metrics;
 mod tls;
 
 pub use self::auth::{Tokens, TokensError};
 pub use self::gate::{Arrived, CallNote, ClientId};
 pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
+pub use self::metrics::install as install_metrics;
 pub use self::tls::TlsError;
 
 use crate::config::Config;

@@ -159,6 +159,7 @@ impl Queens for QueensService {
             if let (Ok(batch), Some(note)) = (&item, &note) {
                 note.boards
                     .fetch_add(batch.bytes.len() as u64 / entry, Ordering::Relaxed);
+                note.messages.fetch_add(1, Ordering::Relaxed);
             }
             item.map_err(|end| Error::from(end).into())
         });
@@ -203,7 +204,11 @@ impl Queens for QueensService {
                     _ = ticker.tick() => {
                         // A reader that is behind misses an update, never the result; one
                         // that takes nothing for the stall timeout loses its count.
-                        match tx.try_send(Ok(running.update(None))) {
+                        let sent = tx.try_send(Ok(running.update(None)));
+                        if sent.is_ok() && let Some(note) = &note {
+                            note.messages.fetch_add(1, Ordering::Relaxed);
+                        }
+                        match sent {
                             Err(mpsc::error::TrySendError::Full(_)) => {
                                 let since = *full_since.get_or_insert_with(std::time::Instant::now);
                                 if since.elapsed() >= stall {
@@ -223,8 +228,13 @@ impl Queens for QueensService {
             if let (Some(Ok(update)), Some(note)) = (&last, &note) {
                 note.solutions.store(update.solutions, Ordering::Relaxed);
             }
-            if let Some(last) = last {
-                let _ = tokio::time::timeout(stall, tx.send(last)).await;
+            if let Some(last) = last
+                && let ok = last.is_ok()
+                && let Ok(Ok(())) = tokio::time::timeout(stall, tx.send(last)).await
+                && ok
+                && let Some(note) = &note
+            {
+                note.messages.fetch_add(1, Ordering::Relaxed);
             }
         });
         Ok(Response::new(ReceiverStream::new(rx)))

@@ -1,0 +1,121 @@
+//! Prometheus metrics (`--metrics-addr`): the exporter on its own listener, the names that
+//! go-grpc-prometheus dashboards expect (`grpc_server_started_total`,
+//! `grpc_server_handled_total`, `grpc_server_msg_sent_total`, `grpc_server_handling_seconds`),
+//! and process metrics (RSS, CPU, fds, threads, start time). Calls are recorded by `gate.rs`
+//! through the `metrics` macros, which cost nothing when no exporter is installed.
+
+use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Bucket bounds of `grpc_server_handling_seconds`, in seconds: go-grpc-prometheus's defaults
+/// (5 ms to 10 s), which existing latency panels are built on.
+const BUCKETS: [f64; 12] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
+];
+
+/// How often process metrics are refreshed.
+const PROCESS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Serves `/metrics` on `addr` (a listener of its own) and starts refreshing process
+/// metrics. Must run inside the Tokio runtime; at most once per process.
+pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(
+            Matcher::Full("grpc_server_handling_seconds".to_string()),
+            &BUCKETS,
+        )?
+        .install()?;
+    metrics::describe_counter!("grpc_server_started_total", "RPCs started on the server.");
+    metrics::describe_counter!(
+        "grpc_server_handled_total",
+        "RPCs completed on the server, whatever their status."
+    );
+    metrics::describe_counter!(
+        "grpc_server_msg_sent_total",
+        "gRPC stream messages sent by the server."
+    );
+    metrics::describe_histogram!(
+        "grpc_server_handling_seconds",
+        metrics::Unit::Seconds,
+        "Time from the start of an RPC to its end."
+    );
+    let collector = metrics_process::Collector::default();
+    collector.describe();
+    tokio::spawn(async move {
+        loop {
+            collector.collect();
+            tokio::time::sleep(PROCESS_INTERVAL).await;
+        }
+    });
+    Ok(())
+}
+
+/// The labels of a call by its path `/package.Service/Method`: service, method, type.
+pub(super) fn labels(path: &str) -> (String, String, &'static str) {
+    let (service, method) = path
+        .trim_start_matches('/')
+        .split_once('/')
+        .unwrap_or(("unknown", "unknown"));
+    let kind = match method {
+        "Enumerate" | "CountProgress" | "Watch" => "server_stream",
+        "ServerReflectionInfo" => "bidi_stream",
+        _ => "unary",
+    };
+    // Only this server's own services keep their names: labels stay bounded whatever paths
+    // a client sends.
+    let known = matches!(
+        service,
+        "queens.v1.Queens"
+            | "grpc.health.v1.Health"
+            | "grpc.reflection.v1.ServerReflection"
+            | "grpc.reflection.v1alpha.ServerReflection"
+    );
+    if known {
+        (service.to_string(), method.to_string(), kind)
+    } else {
+        ("unknown".to_string(), "unknown".to_string(), "unary")
+    }
+}
+
+/// Counts a call's start.
+pub(super) fn started(path: &str) {
+    let (service, method, kind) = labels(path);
+    metrics::counter!("grpc_server_started_total", "grpc_service" => service, "grpc_method" => method, "grpc_type" => kind).increment(1);
+}
+
+/// Counts a call's end: its status code, its duration and the messages it sent.
+pub(super) fn handled(path: &str, code: tonic::Code, seconds: f64, messages: u64) {
+    let (service, method, kind) = labels(path);
+    metrics::counter!("grpc_server_handled_total", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind, "grpc_code" => go_name(code)).increment(1);
+    metrics::histogram!("grpc_server_handling_seconds", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind).record(seconds);
+    if messages > 0 {
+        metrics::counter!("grpc_server_msg_sent_total", "grpc_service" => service, "grpc_method" => method, "grpc_type" => kind).increment(messages);
+    }
+}
+
+/// A status code as grpc-go spells it (`OK`, `Canceled`, ...): the `grpc_code` label values
+/// go-grpc-prometheus dashboards and alerts match.
+fn go_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "Canceled",
+        Unknown => "Unknown",
+        InvalidArgument => "InvalidArgument",
+        DeadlineExceeded => "DeadlineExceeded",
+        NotFound => "NotFound",
+        AlreadyExists => "AlreadyExists",
+        PermissionDenied => "PermissionDenied",
+        ResourceExhausted => "ResourceExhausted",
+        FailedPrecondition => "FailedPrecondition",
+        Aborted => "Aborted",
+        OutOfRange => "OutOfRange",
+        Unimplemented => "Unimplemented",
+        Internal => "Internal",
+        Unavailable => "Unavailable",
+        DataLoss => "DataLoss",
+        Unauthenticated => "Unauthenticated",
+    }
+}
