@@ -126,6 +126,16 @@ async fn a_scrape_counts_the_calls_made() {
     ] {
         assert!(sample(&text, name).is_some(), "{name} missing:\n{text}");
     }
+    // The service's own: no search is running now, the client's connection is open.
+    assert_eq!(
+        sample(&text, "queens_searches_running "),
+        Some(0.0),
+        "{text}"
+    );
+    assert!(
+        sample(&text, "queens_connections_open ").is_some_and(|c| c >= 1.0),
+        "{text}"
+    );
     // Labels stay bounded: no peer addresses, no request values.
     assert!(!text.contains("127.0.0.1"), "{text}");
 }

@@ -211,6 +211,7 @@ where
                     method = request.uri().path(),
                     "shed: --max-requests reached"
                 );
+                metrics::counter!("queens_requests_shed_total").increment(1);
                 let status = Status::resource_exhausted(format!(
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests

@@ -149,6 +149,8 @@ async fn accept_loop(
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             // Over --max-connections: closed at once (dropping it closes the socket).
             drop(tcp);
+            metrics::counter!("queens_connections_refused_total", "reason" => "max_connections")
+                .increment(1);
             continue;
         };
         let _ = tcp.set_nodelay(true);
@@ -156,8 +158,15 @@ async fn accept_loop(
         let _ = socket2::SockRef::from(&tcp).set_tcp_keepalive(&keepalive);
         let (limits, tx) = (limits.clone(), tx.clone());
         tokio::spawn(async move {
-            if let Some(conn) = handshake(tcp, remote, &limits, slot).await {
-                let _ = tx.send(Ok(conn)).await;
+            match handshake(tcp, remote, &limits, slot).await {
+                Some(conn) => {
+                    metrics::gauge!("queens_connections_open").increment(1.0);
+                    let _ = tx.send(Ok(conn)).await;
+                }
+                None => {
+                    metrics::counter!("queens_connections_refused_total", "reason" => "tls_handshake")
+                        .increment(1);
+                }
             }
         });
     }
@@ -247,6 +256,7 @@ pub(super) struct Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        metrics::gauge!("queens_connections_open").decrement(1.0);
         self.closed.fetch_add(1, Ordering::Relaxed);
     }
 }

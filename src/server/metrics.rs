@@ -41,6 +41,20 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         metrics::Unit::Seconds,
         "Time from the start of an RPC to its end."
     );
+    metrics::describe_gauge!("queens_searches_running", "Searches holding a slot now.");
+    metrics::describe_counter!(
+        "queens_searches_refused_total",
+        "Searches refused, by reason (max_searches, max_searches_per_client, shutting_down)."
+    );
+    metrics::describe_gauge!("queens_connections_open", "Connections being served now.");
+    metrics::describe_counter!(
+        "queens_connections_refused_total",
+        "Connections closed before serving, by reason (max_connections, tls_handshake)."
+    );
+    metrics::describe_counter!(
+        "queens_requests_shed_total",
+        "Requests answered RESOURCE_EXHAUSTED at once because --max-requests were in flight."
+    );
     let collector = metrics_process::Collector::default();
     collector.describe();
     tokio::spawn(async move {

@@ -32,6 +32,7 @@ pub struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        metrics::gauge!("queens_searches_running").decrement(1.0);
         let mut running = lock(&self.running);
         if let Some(count) = running.get_mut(&self.client) {
             *count -= 1;
@@ -64,23 +65,28 @@ impl Admission {
     /// clients back off or go to another replica, where a queue would hide the overload and
     /// hold their connections.
     pub fn admit(&self, client: &ClientId) -> Result<Slot, Error> {
+        let refused = |reason: &'static str| {
+            metrics::counter!("queens_searches_refused_total", "reason" => reason).increment(1);
+        };
         if *self.stopping.borrow() {
+            refused("shutting_down");
             return Err(Error::ShuttingDown);
         }
         let mut running = lock(&self.running);
         // A full server says so first: that is what every client is waiting for.
-        let permit = self
-            .slots
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| Error::Busy { limit: self.limit })?;
+        let permit = self.slots.clone().try_acquire_owned().map_err(|_| {
+            refused("max_searches");
+            Error::Busy { limit: self.limit }
+        })?;
         let mine = running.get(client).copied().unwrap_or(0);
         if mine >= self.per_client {
+            refused("max_searches_per_client");
             return Err(Error::ClientBusy {
                 limit: self.per_client,
             });
         }
         running.insert(client.clone(), mine + 1);
+        metrics::gauge!("queens_searches_running").increment(1.0);
         Ok(Slot {
             _permit: permit,
             client: client.clone(),
