@@ -14,7 +14,7 @@ mod common;
 #[path = "common/h2raw.rs"]
 mod h2raw;
 
-use common::ServerProcess;
+use common::{ServerProcess, rss_kib, self_signed};
 use h2raw::Conn;
 use queens::pb::queens_client::QueensClient;
 use std::io::{Read, Write};
@@ -25,16 +25,6 @@ use std::time::{Duration, Instant};
 use tonic::Code;
 
 const MIB: u64 = 1024; // in KiB
-
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 /// CPU time a process has used (user + system, all threads), in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
@@ -419,17 +409,6 @@ fn connections_without_a_preface_are_closed() {
         "a handshaken connection was closed: {good:?}"
     );
     assert_eq!(answer.expect("Count n = 8"), 92);
-}
-
-/// Writes a fresh self-signed certificate for localhost / 127.0.0.1; returns (cert, key) paths.
-fn self_signed(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
-    let cert = dir.join("cert.pem");
-    let key = dir.join("key.pem");
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    (cert, key)
 }
 
 /// With TLS and default flags, a TCP connection that never starts the handshake, and one that

@@ -4,21 +4,11 @@
 
 mod common;
 
-use common::ServerProcess;
+use common::{ServerProcess, rss_kib};
 use queens::pb::{CountRequest, EnumerateRequest, Square};
 use std::io::Write;
 use std::time::{Duration, Instant};
 use tonic::Code;
-
-/// Resident memory of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 #[tokio::test]
 async fn searches_beyond_the_cap_are_refused_at_once() {

@@ -3,19 +3,7 @@
 
 mod common;
 
-use common::{ServerProcess, queens_cli};
-use std::path::PathBuf;
-
-/// Writes a fresh self-signed certificate for localhost / 127.0.0.1; returns (cert, key) paths.
-fn self_signed(dir: &std::path::Path) -> (PathBuf, PathBuf) {
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
-    let cert = dir.join("cert.pem");
-    let key = dir.join("key.pem");
-    std::fs::write(&cert, certified.cert.pem()).unwrap();
-    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    (cert, key)
-}
+use common::{ServerProcess, queens_cli, self_signed};
 
 #[test]
 fn streams_over_tls_and_refuses_plaintext() {
