@@ -133,6 +133,8 @@ struct CallLog {
     code: Option<tonic::Code>,
     /// What the service noted.
     note: Arc<CallNote>,
+    /// The call's metric labels, worked out once at its start.
+    labels: super::metrics::Labels,
 }
 
 impl CallLog {
@@ -159,13 +161,13 @@ impl Drop for CallLog {
         let boards =
             Some(note.boards.load(Relaxed)).filter(|_| self.method.ends_with("/Enumerate"));
         let seconds = self.started.elapsed().as_secs_f64();
-        let (_, _, kind) = super::metrics::labels(&self.method);
+        let kind = self.labels.2;
         let messages = match (kind, code) {
             ("unary", tonic::Code::Ok) => 1,
             ("unary", _) => 0,
             _ => note.messages.load(Relaxed),
         };
-        super::metrics::handled(&self.method, code, seconds, messages);
+        super::metrics::handled(&self.labels, code, seconds, messages);
         tracing::info!(
             target: "queens::call",
             method = %self.method,
@@ -200,7 +202,8 @@ where
             .extensions_mut()
             .insert(Arrived(std::time::Instant::now()));
         let conn = request.extensions().get::<ConnInfo>().cloned();
-        super::metrics::started(request.uri().path());
+        let labels = super::metrics::labels(request.uri().path());
+        super::metrics::started(&labels);
         // Counted first: even a refused request is an open stream until its answer is sent.
         let stream = conn.as_ref().map(|c| c.state.opened());
         let permit = match self.shared.in_flight.clone().try_acquire_owned() {
@@ -216,7 +219,7 @@ where
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests
                 ));
-                super::metrics::handled(request.uri().path(), status.code(), 0.0, 0);
+                super::metrics::handled(&labels, status.code(), 0.0, 0);
                 return refuse(status);
             }
         };
@@ -231,7 +234,7 @@ where
                     "refused: {}",
                     status.message()
                 );
-                super::metrics::handled(request.uri().path(), status.code(), 0.0, 0);
+                super::metrics::handled(&labels, status.code(), 0.0, 0);
                 return refuse(status);
             }
         };
@@ -252,6 +255,7 @@ where
             started: std::time::Instant::now(),
             code: None,
             note: note.clone(),
+            labels,
         };
         request.extensions_mut().insert(client);
         request.extensions_mut().insert(note);

@@ -66,8 +66,11 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// The labels of a call by its path `/package.Service/Method`: service, method, type.
-pub(super) fn labels(path: &str) -> (String, String, &'static str) {
+/// A call's labels: service, method, type (`unary`, `server_stream`, `bidi_stream`).
+pub(super) type Labels = (String, String, &'static str);
+
+/// The labels of a call by its path `/package.Service/Method`.
+pub(super) fn labels(path: &str) -> Labels {
     let (service, method) = path
         .trim_start_matches('/')
         .split_once('/')
@@ -94,14 +97,14 @@ pub(super) fn labels(path: &str) -> (String, String, &'static str) {
 }
 
 /// Counts a call's start.
-pub(super) fn started(path: &str) {
-    let (service, method, kind) = labels(path);
+pub(super) fn started(labels: &Labels) {
+    let (service, method, kind) = labels.clone();
     metrics::counter!("grpc_server_started_total", "grpc_service" => service, "grpc_method" => method, "grpc_type" => kind).increment(1);
 }
 
 /// Counts a call's end: its status code, its duration and the messages it sent.
-pub(super) fn handled(path: &str, code: tonic::Code, seconds: f64, messages: u64) {
-    let (service, method, kind) = labels(path);
+pub(super) fn handled(labels: &Labels, code: tonic::Code, seconds: f64, messages: u64) {
+    let (service, method, kind) = labels.clone();
     metrics::counter!("grpc_server_handled_total", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind, "grpc_code" => go_name(code)).increment(1);
     metrics::histogram!("grpc_server_handling_seconds", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind).record(seconds);
     if messages > 0 {
