@@ -111,9 +111,10 @@ pub const MAX_LOCAL_RESETS: usize = 1024;
 pub const MAX_CONNECTIONS: usize = 1024;
 
 /// Requests in flight at once, server-wide (every stream a client has opened, whatever its
-/// state); more are answered RESOURCE_EXHAUSTED at once. At about 8 KiB each, 2,048 hold
-/// 16 MiB: a flood of held streams over many connections cannot grow the server past its
-/// memory limit.
+/// state); more are answered RESOURCE_EXHAUSTED at once, so a flood of held streams over many
+/// connections cannot grow the server past its memory limit. Measured (`tests/hardening.rs`,
+/// 300 connections × 100 held Count streams, four rounds): peak RSS 56-66 MiB, against
+/// 278-408 MiB without the bound.
 pub const MAX_REQUESTS: usize = 2048;
 
 /// How long a new connection has to send the HTTP/2 preface (after its TLS handshake, and
