@@ -227,3 +227,94 @@ pub fn path_with(dir: &Path) -> OsString {
     ));
     std::env::join_paths(dirs).expect("a PATH")
 }
+
+/// The path of executable `exe` from PyPI package `spec` (e.g. `"buf-bin==1.50.0"`, `"buf"`),
+/// installed if need be into a virtual environment of its own, `<target>/tools/pypi/<exe>`.
+pub fn pypi_tool(spec: &str, exe: &str) -> PathBuf {
+    static DONE: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let key = format!("{spec} {exe}");
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, path)) = done.iter().find(|(k, _)| *k == key) {
+        return path.clone();
+    }
+    let path = exclusively(|| {
+        let venv = tools_dir().join("pypi").join(exe);
+        let bin = venv.join("bin");
+        let marker = venv.join("queens-pins.txt");
+        if fs::read_to_string(&marker).ok().as_deref() == Some(spec) && bin.join(exe).exists() {
+            return bin.join(exe);
+        }
+        if venv.exists() {
+            fs::remove_dir_all(&venv).expect("remove the old virtual environment");
+        }
+        let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
+        install_step(
+            &format!("python3 -m venv target/tools/pypi/{exe}"),
+            Command::new(python).args(["-m", "venv"]).arg(&venv),
+        );
+        install_step(
+            &format!("pip install {spec}"),
+            Command::new(bin.join("python"))
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-input",
+                    "--disable-pip-version-check",
+                ])
+                .arg(spec),
+        );
+        fs::write(&marker, spec).expect("write the venv's marker");
+        bin.join(exe)
+    });
+    done.push((key, path.clone()));
+    path
+}
+
+/// Makes sure Debian `packages` are installed (as root, `apt-get update` first), without
+/// letting their install scripts start services (a `policy-rc.d` that exits 101 while it runs).
+/// Packages already installed cost one `dpkg-query`.
+pub fn apt_packages(packages: &[&str]) {
+    let missing = |packages: &[&str]| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|p| {
+                let out = Command::new("dpkg-query")
+                    .args(["-W", "-f=${Status}", p])
+                    .output();
+                !matches!(out, Ok(o) if String::from_utf8_lossy(&o.stdout).contains("ok installed"))
+            })
+            .map(|p| p.to_string())
+            .collect()
+    };
+    if missing(packages).is_empty() {
+        return;
+    }
+    exclusively(|| {
+        let wanted = missing(packages);
+        if wanted.is_empty() {
+            return;
+        }
+        let policy = Path::new("/usr/sbin/policy-rc.d");
+        let had_policy = policy.exists();
+        if !had_policy {
+            fs::write(policy, "#!/bin/sh\nexit 101\n").expect("write policy-rc.d");
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(policy, fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        install_step(
+            "apt-get update",
+            Command::new("apt-get").args(["-q", "update"]),
+        );
+        install_step(
+            &format!("apt-get install {}", wanted.join(" ")),
+            Command::new("apt-get")
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .args(["-q", "-y", "--no-install-recommends", "install"])
+                .args(&wanted),
+        );
+        if !had_policy {
+            let _ = fs::remove_file(policy);
+        }
+    })
+}
