@@ -1,8 +1,13 @@
-//! Prometheus metrics (issue 14, in part): after known calls (3 Counts, 1 Enumerate n = 8,
-//! 1 invalid Count) a scrape of `--metrics-addr` shows exactly those calls under the
-//! go-grpc-prometheus names, and the process metrics are there.
+//! Prometheus metrics: after known calls (3 Counts, 1 Enumerate n = 8, 1 invalid Count) a
+//! scrape of `--metrics-addr` shows exactly those calls under the go-grpc-prometheus names,
+//! the service's own counters and the process metrics, and `promtool check metrics` (Debian's
+//! `prometheus` package, installed by the test) passes on it; a stream the client drops is
+//! counted; and a real Prometheus server, started here with its config and data under
+//! `target/`, scrapes the service every second and answers `grpc_server_handled_total`
+//! through its HTTP API.
 
 mod common;
+mod tools;
 
 use common::{ServerProcess, count_request};
 use std::io::{Read, Write};
@@ -40,6 +45,19 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// How many subproblems the solver splits a count of an n×n board into.
+fn subproblems(n: u32) -> u64 {
+    let options = queens::solver::CountOptions::default();
+    let progress = options.progress.clone();
+    let pool = queens::solver::Pool::new(1);
+    let problem = queens::solver::Problem::new(n, &[], false, queens::solver::Shard::WHOLE)
+        .expect("a problem");
+    queens::solver::pool::wait(|done| queens::solver::count(&problem, options, &pool, done))
+        .expect("counted")
+        .expect("no error");
+    progress.done.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The known calls and their counters, exactly.
 #[tokio::test]
 async fn a_scrape_counts_the_calls_made() {
@@ -60,9 +78,11 @@ async fn a_scrape_counts_the_calls_made() {
         .await
         .expect("enumerate")
         .into_inner();
-    let (mut boards, mut messages) = (0, 0);
+    let (mut boards, mut messages, mut bytes) = (0, 0, 0);
     while let Some(message) = stream.message().await.expect("stream") {
+        use prost::Message;
         boards += message.boards.len();
+        bytes += message.encoded_len();
         messages += 1;
     }
     assert_eq!(boards, 92);
@@ -136,6 +156,197 @@ async fn a_scrape_counts_the_calls_made() {
         sample(&text, "queens_connections_open ").is_some_and(|c| c >= 1.0),
         "{text}"
     );
+    // What the service sent and searched.
+    assert_eq!(sample(&text, "queens_boards_sent_total "), Some(92.0));
+    assert_eq!(
+        sample(&text, "queens_bytes_sent_total "),
+        Some(bytes as f64),
+        "the protobuf payload of the Enumerate's messages"
+    );
+    assert_eq!(
+        sample(&text, "queens_count_subproblems_total "),
+        Some(3.0 * subproblems(8) as f64),
+        "{text}"
+    );
     // Labels stay bounded: no peer addresses, no request values.
     assert!(!text.contains("127.0.0.1"), "{text}");
+
+    // And the exposition is valid for Prometheus's own checker.
+    tools::apt_packages(&["prometheus"]);
+    let scraped = tools::tools_dir().join("scrape.prom");
+    std::fs::write(&scraped, body(&text)).expect("write the scrape");
+    let checked = tools::run_bounded(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("promtool check metrics < \"$0\"")
+            .arg(&scraped),
+        Duration::from_secs(60),
+    );
+    eprintln!("promtool check metrics:{}", checked.output());
+    assert!(
+        checked.success(),
+        "promtool check metrics:\n{}",
+        checked.output()
+    );
+}
+
+/// The body of an HTTP response.
+fn body(response: &str) -> &str {
+    response
+        .split_once("\r\n\r\n")
+        .map_or(response, |(_, body)| body)
+}
+
+/// An Enumerate the client drops after its first message counts as a stream the client
+/// ended, and as a Canceled call.
+#[tokio::test]
+async fn a_stream_the_client_drops_is_counted() {
+    let port = free_port();
+    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
+    let mut client = queens::client::connect(&server.url())
+        .await
+        .expect("connect");
+    let mut stream = client
+        .enumerate(queens::pb::EnumerateRequest {
+            n: 14,
+            ..Default::default()
+        })
+        .await
+        .expect("enumerate")
+        .into_inner();
+    stream
+        .message()
+        .await
+        .expect("stream")
+        .expect("a first message");
+    drop(stream);
+    let gone = r#"queens_streams_client_gone_total{grpc_method="Enumerate"}"#;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = scrape(port);
+        if sample(&text, gone) == Some(1.0) || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(sample(&text, gone), Some(1.0), "{text}");
+    let canceled = r#"grpc_server_handled_total{grpc_service="queens.v1.Queens",grpc_method="Enumerate",grpc_type="server_stream",grpc_code="Canceled"}"#;
+    assert_eq!(sample(&text, canceled), Some(1.0), "{text}");
+    assert!(
+        sample(&text, "queens_boards_sent_total ").is_some_and(|b| b > 0.0 && b < 365_596.0),
+        "part of the stream went out: {text}"
+    );
+}
+
+/// A real Prometheus server scrapes the service every second; its HTTP API then answers
+/// `grpc_server_handled_total` with the calls made.
+#[tokio::test]
+async fn prometheus_scrapes_the_service() {
+    tools::apt_packages(&["prometheus"]);
+    let port = free_port();
+    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
+    let mut client = queens::client::connect(&server.url())
+        .await
+        .expect("connect");
+    for _ in 0..3 {
+        client.count(count_request(8)).await.expect("count");
+    }
+    client.count(count_request(0)).await.unwrap_err();
+
+    let dir = tools::target_dir().join("prometheus-test");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create target/prometheus-test");
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: queens\n    static_configs:\n      \
+             - targets: ['127.0.0.1:{port}']\n"
+        ),
+    )
+    .expect("write prometheus.yml");
+    let web = free_port();
+    let prometheus = Stopped(
+        std::process::Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join("prometheus.log")).expect("log file"))
+            .spawn()
+            .expect("start prometheus"),
+    );
+
+    // `sum by (grpc_code)` of the Count calls, as Prometheus has scraped them.
+    let query = "/api/v1/query?query=sum%20by%20(grpc_code)%20(grpc_server_handled_total%7Bgrpc_method%3D%22Count%22%7D)";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let answer = loop {
+        let answer = std::net::TcpStream::connect(("127.0.0.1", web))
+            .ok()
+            .and_then(|tcp| get(tcp, query))
+            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
+        if let Some(answer) = &answer
+            && answer["data"]["result"]
+                .as_array()
+                .is_some_and(|r| r.len() == 2)
+        {
+            break answer.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus has not scraped the calls within 60 s: {answer:?}\n{}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    eprintln!("Prometheus answered: {answer}");
+    let mut codes: Vec<(String, String)> = answer["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["metric"]["grpc_code"].as_str().unwrap_or("?").to_string(),
+                r["value"][1].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    codes.sort();
+    assert_eq!(
+        codes,
+        [
+            ("InvalidArgument".to_string(), "1".to_string()),
+            ("OK".to_string(), "3".to_string())
+        ]
+    );
+    drop(prometheus);
+    drop(server);
+}
+
+/// The body of `GET path` over `tcp` (HTTP/1.0), if the answer is 200.
+fn get(mut tcp: std::net::TcpStream, path: &str) -> Option<String> {
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(tcp, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    // HTTP/1.0: the answer is the body as is, never chunked.
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).ok()?;
+    if !response.lines().next().is_some_and(|l| l.contains(" 200 ")) {
+        return None;
+    }
+    Some(body(&response).to_string())
+}
+
+/// A child process killed and reaped when dropped (also when the test fails).
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

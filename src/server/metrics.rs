@@ -55,6 +55,23 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         "queens_requests_shed_total",
         "Requests answered RESOURCE_EXHAUSTED at once because --max-requests were in flight."
     );
+    metrics::describe_counter!(
+        "queens_boards_sent_total",
+        "Boards sent in Enumerate responses."
+    );
+    metrics::describe_counter!(
+        "queens_bytes_sent_total",
+        metrics::Unit::Bytes,
+        "Bytes of Enumerate response messages (protobuf payload, before gRPC and HTTP/2 framing)."
+    );
+    metrics::describe_counter!(
+        "queens_count_subproblems_total",
+        "Count subproblems finished (added each second while a count runs, and at its end)."
+    );
+    metrics::describe_counter!(
+        "queens_streams_client_gone_total",
+        "Streams (Enumerate, CountProgress) ended because the client went away."
+    );
     let collector = metrics_process::Collector::default();
     collector.describe();
     tokio::spawn(async move {

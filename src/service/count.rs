@@ -40,6 +40,55 @@ pub struct RunningCount {
     _cancel: RaiseOnDrop,
     /// The call's search slot, held until the count ends.
     _slot: Box<dyn Send + Sync>,
+    /// What `queens_count_subproblems_total` has been told so far.
+    reported: Arc<Reported>,
+}
+
+impl Drop for RunningCount {
+    fn drop(&mut self) {
+        self.reported.flush();
+    }
+}
+
+/// How often a running count's finished subproblems are added to
+/// `queens_count_subproblems_total` (and once more when the count ends).
+const REPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// A running count's finished subproblems as far as the metric has been told.
+struct Reported {
+    progress: Arc<Progress>,
+    told: std::sync::atomic::AtomicU64,
+    counter: metrics::Counter,
+}
+
+impl Reported {
+    /// Starts telling the metric, every [`REPORT_EVERY`] until `cancel` is raised.
+    fn start(progress: Arc<Progress>, cancel: Arc<AtomicBool>) -> Arc<Reported> {
+        let reported = Arc::new(Reported {
+            progress,
+            told: Default::default(),
+            counter: metrics::counter!("queens_count_subproblems_total"),
+        });
+        let ticking = reported.clone();
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now() + REPORT_EVERY;
+            let mut ticker = tokio::time::interval_at(start, REPORT_EVERY);
+            while !cancel.load(Ordering::Relaxed) {
+                ticker.tick().await;
+                ticking.flush();
+            }
+        });
+        reported
+    }
+
+    /// Adds the subproblems finished since the last report.
+    fn flush(&self) {
+        let done = self.progress.done.load(Ordering::Relaxed);
+        let before = self.told.fetch_max(done, Ordering::Relaxed);
+        if done > before {
+            self.counter.increment(done - before);
+        }
+    }
 }
 
 impl RunningCount {
@@ -56,6 +105,7 @@ impl RunningCount {
             ..CountOptions::default()
         };
         let (cancel, progress) = (options.cancel.clone(), options.progress.clone());
+        let reported = Reported::start(progress.clone(), cancel.clone());
         let Limits {
             deadline,
             time_limit,
@@ -91,6 +141,7 @@ impl RunningCount {
             fundamental,
             _cancel: RaiseOnDrop(cancel),
             _slot: Box::new(slot),
+            reported,
         }
     }
 

@@ -155,11 +155,19 @@ impl Queens for QueensService {
             (self.stopping.clone(), deadline),
             slot,
         );
+        let (boards_sent, bytes_sent) = (
+            metrics::counter!("queens_boards_sent_total"),
+            metrics::counter!("queens_bytes_sent_total"),
+        );
         let items = messages.map(move |item| {
-            if let (Ok(batch), Some(note)) = (&item, &note) {
-                note.boards
-                    .fetch_add(batch.bytes.len() as u64 / entry, Ordering::Relaxed);
-                note.messages.fetch_add(1, Ordering::Relaxed);
+            if let Ok(batch) = &item {
+                let (bytes, boards) = (batch.bytes.len() as u64, batch.bytes.len() as u64 / entry);
+                boards_sent.increment(boards);
+                bytes_sent.increment(bytes);
+                if let Some(note) = &note {
+                    note.boards.fetch_add(boards, Ordering::Relaxed);
+                    note.messages.fetch_add(1, Ordering::Relaxed);
+                }
             }
             item.map_err(|end| Error::from(end).into())
         });
@@ -219,7 +227,11 @@ impl Queens for QueensService {
                         }
                     }
                     // The client left: dropping `running` raises the cancel flag.
-                    () = tx.closed() => break None,
+                    () = tx.closed() => {
+                        metrics::counter!("queens_streams_client_gone_total", "grpc_method" => "CountProgress")
+                            .increment(1);
+                        break None;
+                    }
                 }
             };
             // The search is over: its slot goes back before the last word, which waits for

@@ -50,8 +50,15 @@ impl Sender {
         let result = self.pump().await;
         self.producer.stop();
         drop(slot);
-        if let Err(Stop::End(end)) = result {
-            let _ = self.end.send(end);
+        match result {
+            Err(Stop::End(end)) => {
+                let _ = self.end.send(end);
+            }
+            Err(Stop::ClientGone) => {
+                metrics::counter!("queens_streams_client_gone_total", "grpc_method" => "Enumerate")
+                    .increment(1);
+            }
+            Ok(()) => {}
         }
     }
 
