@@ -191,6 +191,11 @@ pub struct Config {
     pub max_connection_age: Option<Duration>,
     /// How long a stream may go without its reader taking a message.
     pub stall_timeout: Duration,
+    /// Serve Prometheus metrics on this address (`serve` installs the exporter).
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Where call spans are exported over OTLP (set up with the log writer, before serving;
+    /// here so the startup line shows it).
+    pub otlp_endpoint: Option<String>,
 }
 
 impl Config {
@@ -308,6 +313,8 @@ impl Default for Config {
             idle_timeout: IDLE_TIMEOUT,
             max_connection_age: None,
             stall_timeout: STALL_TIMEOUT,
+            metrics_addr: None,
+            otlp_endpoint: None,
         }
     }
 }

@@ -145,6 +145,10 @@ struct Serve {
     /// [default: off].
     #[arg(long, value_name = "HOST:PORT")]
     metrics_addr: Option<std::net::SocketAddr>,
+    /// Export a span per call over OTLP/gRPC to this collector (e.g. http://127.0.0.1:4317)
+    /// [default: off].
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// How log lines are written (stderr; filter with RUST_LOG, e.g. `RUST_LOG=debug`).
     #[arg(long, value_enum, default_value_t = queens::server::LogFormat::Text)]
     log_format: queens::server::LogFormat,
@@ -220,9 +224,6 @@ fn main() -> ExitCode {
         Command::Serve(serve) => serve.io_threads.map(|t| t as usize),
         _ => None,
     };
-    if let Command::Serve(serve) = &command {
-        queens::server::init_logs(serve.log_format);
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(io_threads.unwrap_or_else(config::default_io_threads))
         .enable_all()
@@ -244,6 +245,8 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     match command {
         Command::Serve(serve) => {
+            let traces =
+                queens::server::init_logs(serve.log_format, serve.otlp_endpoint.as_deref())?;
             let tls = match (&serve.tls_cert, &serve.tls_key) {
                 (Some(cert), Some(key)) => Some(config::TlsPem::read(cert, key)?),
                 _ => None,
@@ -285,12 +288,15 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 idle_timeout: serve.idle_timeout.0,
                 max_connection_age: serve.max_connection_age.map(|s| s.0),
                 stall_timeout: serve.stall_timeout.0,
+                metrics_addr: serve.metrics_addr,
+                otlp_endpoint: serve.otlp_endpoint.clone(),
                 ..defaults
             };
-            if let Some(addr) = serve.metrics_addr {
-                queens::server::install_metrics(addr)?;
+            let served = queens::server::serve(&serve.addr, config).await;
+            if let Some(traces) = traces {
+                traces.shutdown().await;
             }
-            queens::server::serve(&serve.addr, config).await?;
+            served?;
         }
         Command::Count {
             n,

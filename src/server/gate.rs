@@ -135,6 +135,8 @@ struct CallLog {
     note: Arc<CallNote>,
     /// The call's metric labels, worked out once at its start.
     labels: super::metrics::Labels,
+    /// The call's span (closed when the log line is written) and its trace.
+    span: super::traces::CallSpan,
 }
 
 impl CallLog {
@@ -168,6 +170,7 @@ impl Drop for CallLog {
             _ => note.messages.load(Relaxed),
         };
         super::metrics::handled(&self.labels, code, seconds, messages);
+        super::traces::finish(&self.span.span, code);
         tracing::info!(
             target: "queens::call",
             method = %self.method,
@@ -178,6 +181,7 @@ impl Drop for CallLog {
             n,
             solutions,
             boards,
+            trace_id = self.span.trace_id.as_deref(),
             "call"
         );
     }
@@ -248,6 +252,7 @@ where
                 });
         }
         let note = Arc::new(CallNote::new());
+        let span = super::traces::call_span(&labels.0, &labels.1, request.headers());
         let log = CallLog {
             method: request.uri().path().to_string(),
             peer: conn.as_ref().map(|c| c.remote),
@@ -256,6 +261,7 @@ where
             code: None,
             note: note.clone(),
             labels,
+            span,
         };
         request.extensions_mut().insert(client);
         request.extensions_mut().insert(note);
@@ -264,7 +270,11 @@ where
             _stream: stream,
             log,
         };
-        let response = self.inner.call(request);
+        let response = {
+            let _entered = held.log.span.span.enter();
+            self.inner.call(request)
+        };
+        let response = tracing::Instrument::instrument(response, held.log.span.span.clone());
         Box::pin(async move {
             let response = response.await?;
             held.log.see(response.headers());

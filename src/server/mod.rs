@@ -12,7 +12,8 @@
 //! - `gate.rs`: every request: `--max-requests`, bearer tokens, the client's identity.
 //! - `auth.rs`: the tokens file; `tls.rs`: the TLS configuration (and client certificates).
 //! - `logs.rs`: where log lines go and in what form; `metrics.rs`: the Prometheus exporter
-//!   and the gRPC metrics the gate records.
+//!   and the gRPC metrics the gate records; `traces.rs`: the call spans, `traceparent`, the
+//!   OTLP exporter.
 //! - here: HTTP/2 settings, the services, shutdown, the open-file limit.
 
 mod auth;
@@ -21,13 +22,14 @@ mod listen;
 mod logs;
 mod metrics;
 mod tls;
+mod traces;
 
 pub use self::auth::{Tokens, TokensError};
 pub use self::gate::{Arrived, CallNote, ClientId};
 pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
-pub use self::metrics::install as install_metrics;
 pub use self::tls::TlsError;
+pub use self::traces::{Traces, TracesError};
 
 use crate::config::Config;
 use crate::pb::server::queens_server::QueensServer;
@@ -162,6 +164,9 @@ pub enum ServeError {
     /// The server failed.
     #[error("server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The metrics exporter could not start.
+    #[error("--metrics-addr: {0}")]
+    Metrics(metrics_exporter_prometheus::BuildError),
     /// The TLS material was refused.
     #[error(transparent)]
     Tls(#[from] TlsError),
@@ -189,6 +194,10 @@ pub async fn serve(addr: &str, config: Config) -> Result<(), ServeError> {
         config.search_threads
     );
     tracing::info!("{}", raise_open_files());
+    if let Some(metrics) = config.metrics_addr {
+        metrics::install(metrics).map_err(ServeError::Metrics)?;
+        tracing::info!("metrics at http://{metrics}/metrics");
+    }
     tracing::info!(config = ?config, "settings");
     run(listener, config, shutdown_signal()).await?;
     tracing::info!("stopped");

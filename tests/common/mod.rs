@@ -80,6 +80,13 @@ impl ServerProcess {
         ServerProcess::start_with(Command::new(queens_bin()), args)
     }
 
+    /// Like [`ServerProcess::start`], with these environment variables set for the server.
+    pub fn start_with_env(env: &[(&str, &str)], args: &[&str]) -> ServerProcess {
+        let mut command = Command::new(queens_bin());
+        command.envs(env.iter().copied());
+        ServerProcess::start_with(command, args)
+    }
+
     /// Like [`ServerProcess::start`], on the CPUs `cpus` only (`taskset -c`, so the server
     /// sees that many cores).
     pub fn start_pinned(cpus: &str, args: &[&str]) -> ServerProcess {
