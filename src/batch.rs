@@ -1,8 +1,10 @@
 //! Batch runs on an orchestrator: count one shard in process (no server) as one JSON line,
 //! and sum such lines after checking that every shard is there exactly once.
 //!
-//! A Kubernetes Indexed Job runs `queens count N --local --json --shards K` once per index
-//! (the index comes from `JOB_COMPLETION_INDEX`); scheduling, retries and placement are the
+//! `queens count N --local --json` runs once per task of a batch system, which names the
+//! task's shard: a Kubernetes Indexed Job sets `JOB_COMPLETION_INDEX` (the number of shards
+//! comes from `--shards K`), a Slurm job array sets `SLURM_ARRAY_TASK_ID` and
+//! `SLURM_ARRAY_TASK_COUNT` (`--shards K` optional). Scheduling, retries and placement are the
 //! orchestrator's. Fan-out over running servers lives in `fanout.rs`.
 
 use crate::pb::CountRequest;
@@ -15,6 +17,21 @@ use std::time::Instant;
 /// The variable a Kubernetes Indexed Job sets to each pod's index.
 pub const INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
 
+/// The variable Slurm sets to the id of each task of a job array.
+pub const SLURM_TASK_ID: &str = "SLURM_ARRAY_TASK_ID";
+
+/// The variable Slurm sets to the number of tasks of a job array.
+pub const SLURM_TASK_COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
+
+/// The variable Slurm sets to a job array's lowest task id.
+pub const SLURM_TASK_MIN: &str = "SLURM_ARRAY_TASK_MIN";
+
+/// The variable Slurm sets to a job array's highest task id.
+pub const SLURM_TASK_MAX: &str = "SLURM_ARRAY_TASK_MAX";
+
+/// The variable Slurm sets to the step between a job array's task ids (`--array=0-30:2`).
+pub const SLURM_TASK_STEP: &str = "SLURM_ARRAY_TASK_STEP";
+
 /// Why a shard count or a sum failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -24,19 +41,52 @@ pub enum Error {
     /// The count failed.
     #[error(transparent)]
     Count(#[from] CountError),
-    /// `--shards` was given without `--shard` and the orchestrator's index is not set.
-    #[error("--shards without --shard needs ${variable}")]
-    NoIndex {
-        /// The variable looked for.
-        variable: &'static str,
-    },
-    /// The orchestrator's index is not a number.
-    #[error("{variable}: {value:?} is not a shard index")]
-    BadIndex {
+    /// `--shards` was given without `--shard` and no orchestrator's index is set.
+    #[error("--shards without --shard needs ${INDEX_VARIABLE} or ${SLURM_TASK_ID}")]
+    NoIndex,
+    /// An orchestrator's variable is not a number.
+    #[error("${variable} is {value:?}, not a number")]
+    NotANumber {
         /// The variable.
         variable: &'static str,
         /// Its value.
         value: String,
+    },
+    /// Both orchestrators' indices are set, to different shards.
+    #[error(
+        "${INDEX_VARIABLE} is {kubernetes} but ${SLURM_TASK_ID} is {slurm}: which shard is \
+         this task's? Unset one, or give --shard I/K"
+    )]
+    Conflict {
+        /// `JOB_COMPLETION_INDEX`.
+        kubernetes: u32,
+        /// `SLURM_ARRAY_TASK_ID`.
+        slurm: u32,
+    },
+    /// A Slurm array task without `--shards`, and `SLURM_ARRAY_TASK_COUNT` is not set.
+    #[error("${SLURM_TASK_ID} without --shards needs ${SLURM_TASK_COUNT}")]
+    NoCount,
+    /// The Slurm array's task ids are not exactly 0..K-1, so they are not the shards of K.
+    #[error(
+        "${variable} is {value}, but the task ids of a job array are the shards only when \
+         they are 0 to K-1 (sbatch --array=0-<K-1>); give --shards K to take them as shard \
+         indices of K as they are"
+    )]
+    NotShards {
+        /// The variable that shows it.
+        variable: &'static str,
+        /// Its value (`unset` when it is missing).
+        value: String,
+    },
+    /// The index is not one of the shards.
+    #[error("${variable} is {index}, but there are {count} shards (0 to {last})", last = count.saturating_sub(1))]
+    IndexTooLarge {
+        /// Where the index came from.
+        variable: &'static str,
+        /// The index.
+        index: u32,
+        /// The number of shards.
+        count: u32,
     },
     /// A line is not a shard count.
     #[error("line {line}: not a shard count: {source}")]
@@ -120,24 +170,96 @@ pub struct ShardCount {
     pub seconds: f64,
 }
 
-/// The shard a batch task counts: `shard` when given, else part `$JOB_COMPLETION_INDEX` of
-/// `shards` when the number of shards is given, else the whole search.
+/// The shard a batch task counts, from the process's environment: see [`shard_from`].
 pub fn shard_of_task(shard: Option<Shard>, shards: Option<u32>) -> Result<Shard, Error> {
-    let index = |variable: &'static str| -> Result<u32, Error> {
-        let value = std::env::var(variable).map_err(|_| Error::NoIndex { variable })?;
-        value
-            .trim()
-            .parse()
-            .map_err(|_| Error::BadIndex { variable, value })
-    };
-    Ok(match (shard, shards) {
-        (Some(shard), _) => shard,
-        (None, Some(count)) => Shard {
-            index: index(INDEX_VARIABLE)?,
-            count,
-        },
-        (None, None) => Shard::WHOLE,
+    shard_from(shard, shards, |name| {
+        std::env::var_os(name).map(|value| value.to_string_lossy().into_owned())
     })
+}
+
+/// The shard a batch task counts, given `--shard` (`shard`), `--shards` (`shards`) and the
+/// orchestrators' variables (`variable(name)`, None when unset):
+///
+/// - `--shard I/K`: that shard, whatever the variables say.
+/// - Else the index is `$SLURM_ARRAY_TASK_ID` or `$JOB_COMPLETION_INDEX` (both set: they must
+///   agree), and the number of shards is `--shards K`, else `$SLURM_ARRAY_TASK_COUNT` in a
+///   Slurm array task. The array's count is taken only when its task ids are exactly 0 to
+///   K-1 (`SLURM_ARRAY_TASK_MIN` 0, `SLURM_ARRAY_TASK_MAX` K-1, no `SLURM_ARRAY_TASK_STEP`
+///   but 1);
+///   any other array (`--array=1-16`, `--array=0-30:2`, `--array=0,1,5`) is refused naming
+///   the variable, since counting its ids as shards of K would miss some shards and count
+///   others that no task was meant for. With `--shards K` the ids are taken as they are
+///   (e.g. `--array=3,7 … --shards 16` reruns shards 3 and 7), and must be below K.
+/// - Neither `--shards` nor a Slurm array task: the whole search.
+pub fn shard_from(
+    shard: Option<Shard>,
+    shards: Option<u32>,
+    variable: impl Fn(&str) -> Option<String>,
+) -> Result<Shard, Error> {
+    if let Some(shard) = shard {
+        return Ok(shard);
+    }
+    let number = |name: &'static str| -> Result<Option<u32>, Error> {
+        variable(name)
+            .map(|value| {
+                value.trim().parse().map_err(|_| Error::NotANumber {
+                    variable: name,
+                    value,
+                })
+            })
+            .transpose()
+    };
+    let slurm = number(SLURM_TASK_ID)?;
+    if shards.is_none() && slurm.is_none() {
+        return Ok(Shard::WHOLE);
+    }
+    let (index, from) = match (number(INDEX_VARIABLE)?, slurm) {
+        (Some(kubernetes), Some(slurm)) if kubernetes != slurm => {
+            return Err(Error::Conflict { kubernetes, slurm });
+        }
+        (_, Some(slurm)) => (slurm, SLURM_TASK_ID),
+        (Some(kubernetes), None) => (kubernetes, INDEX_VARIABLE),
+        (None, None) => return Err(Error::NoIndex),
+    };
+    let count = match shards {
+        Some(count) => count,
+        None => slurm_array_count(&number)?,
+    };
+    if index >= count.max(1) {
+        return Err(Error::IndexTooLarge {
+            variable: from,
+            index,
+            count,
+        });
+    }
+    Ok(Shard { index, count })
+}
+
+/// The number of tasks of this Slurm job array, when its task ids are exactly 0..count-1.
+fn slurm_array_count(
+    number: &impl Fn(&'static str) -> Result<Option<u32>, Error>,
+) -> Result<u32, Error> {
+    let count = number(SLURM_TASK_COUNT)?.ok_or(Error::NoCount)?;
+    let refuse = |variable: &'static str, value: Option<u32>| {
+        let value = value.map_or_else(|| "unset".to_string(), |v| v.to_string());
+        Err(Error::NotShards { variable, value })
+    };
+    if count == 0 {
+        return refuse(SLURM_TASK_COUNT, Some(count));
+    }
+    match number(SLURM_TASK_MIN)? {
+        Some(0) => {}
+        other => return refuse(SLURM_TASK_MIN, other),
+    }
+    // Redundant with the checks of the lowest and highest ids, but the clearer message.
+    match number(SLURM_TASK_STEP)? {
+        Some(step) if step != 1 && count > 1 => return refuse(SLURM_TASK_STEP, Some(step)),
+        _ => {}
+    }
+    match number(SLURM_TASK_MAX)? {
+        Some(max) if max == count - 1 => Ok(count),
+        other => refuse(SLURM_TASK_MAX, other),
+    }
 }
 
 /// Counts the question of `request` in this process on `threads` threads (the server's
@@ -266,6 +388,172 @@ mod tests {
             seconds: 0.0,
         })
         .unwrap()
+    }
+
+    /// The shard `shard_from` picks with only these variables set.
+    fn shard_with(
+        shard: Option<Shard>,
+        shards: Option<u32>,
+        variables: &[(&str, &str)],
+    ) -> Result<Shard, Error> {
+        shard_from(shard, shards, |name| {
+            variables
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// A Slurm array task's variables: task `id` of `--array=min-max` (`count` tasks).
+    fn slurm(
+        id: &'static str,
+        count: &'static str,
+        min: &'static str,
+        max: &'static str,
+    ) -> Vec<(&'static str, &'static str)> {
+        vec![
+            (SLURM_TASK_ID, id),
+            (SLURM_TASK_COUNT, count),
+            (SLURM_TASK_MIN, min),
+            (SLURM_TASK_MAX, max),
+            (SLURM_TASK_STEP, "1"),
+        ]
+    }
+
+    fn shard(index: u32, count: u32) -> Shard {
+        Shard { index, count }
+    }
+
+    #[test]
+    fn kubernetes_index_with_shards() {
+        let k = [(INDEX_VARIABLE, "3")];
+        assert_eq!(shard_with(None, Some(8), &k).unwrap(), shard(3, 8));
+        // Without --shards an Indexed Job's index alone means nothing, as before.
+        assert_eq!(shard_with(None, None, &k).unwrap(), Shard::WHOLE);
+        assert_eq!(shard_with(None, None, &[]).unwrap(), Shard::WHOLE);
+        let err = shard_with(None, Some(8), &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID"),
+            "{err}"
+        );
+        let err = shard_with(None, Some(8), &[(INDEX_VARIABLE, "x")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, r#"$JOB_COMPLETION_INDEX is "x", not a number"#);
+        let err = shard_with(None, Some(8), &[(INDEX_VARIABLE, "8")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "$JOB_COMPLETION_INDEX is 8, but there are 8 shards (0 to 7)"
+        );
+    }
+
+    #[test]
+    fn slurm_array_gives_index_and_count() {
+        // sbatch --array=0-15: task 5 counts shard 5 of 16, with or without --shards 16.
+        let array = slurm("5", "16", "0", "15");
+        assert_eq!(shard_with(None, None, &array).unwrap(), shard(5, 16));
+        assert_eq!(shard_with(None, Some(16), &array).unwrap(), shard(5, 16));
+        // --shard wins over everything.
+        assert_eq!(
+            shard_with(Some(shard(1, 2)), None, &array).unwrap(),
+            shard(1, 2)
+        );
+        // Whitespace around a number is fine; one task is the whole search.
+        let one = slurm(" 0 ", "1", "0", "0");
+        assert_eq!(shard_with(None, None, &one).unwrap(), shard(0, 1));
+        // No STEP variable (older Slurm) is no problem when the ids are 0..K-1.
+        let mut no_step = array.clone();
+        no_step.retain(|(n, _)| *n != SLURM_TASK_STEP);
+        assert_eq!(shard_with(None, None, &no_step).unwrap(), shard(5, 16));
+    }
+
+    #[test]
+    fn slurm_and_kubernetes_must_agree() {
+        let mut both = slurm("5", "16", "0", "15");
+        both.push((INDEX_VARIABLE, "5"));
+        assert_eq!(shard_with(None, None, &both).unwrap(), shard(5, 16));
+        both.pop();
+        both.push((INDEX_VARIABLE, "6"));
+        let err = shard_with(None, None, &both).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Conflict {
+                    kubernetes: 6,
+                    slurm: 5
+                }
+            ),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(
+            err.starts_with("$JOB_COMPLETION_INDEX is 6 but $SLURM_ARRAY_TASK_ID is 5"),
+            "{err}"
+        );
+        // --shard settles it.
+        assert_eq!(
+            shard_with(Some(shard(2, 4)), None, &both).unwrap(),
+            shard(2, 4)
+        );
+    }
+
+    #[test]
+    fn slurm_arrays_that_are_not_0_to_k_minus_1_are_refused() {
+        let refused = |variables: &[(&str, &str)], variable: &str, value: &str| {
+            let err = shard_with(None, None, variables).unwrap_err();
+            match &err {
+                Error::NotShards {
+                    variable: v,
+                    value: x,
+                } => {
+                    assert_eq!((*v, x.as_str()), (variable, value), "{err}")
+                }
+                _ => panic!("{err:?}"),
+            }
+            let text = err.to_string();
+            assert!(
+                text.starts_with(&format!("${variable} is {value}, ")),
+                "{text}"
+            );
+            assert!(text.contains("--shards K"), "{text}");
+        };
+        // --array=1-16: ids from 1.
+        refused(&slurm("1", "16", "1", "16"), SLURM_TASK_MIN, "1");
+        // --array=0-30:2: a step.
+        let mut stepped = slurm("2", "16", "0", "30");
+        stepped.retain(|(n, _)| *n != SLURM_TASK_STEP);
+        stepped.push((SLURM_TASK_STEP, "2"));
+        refused(&stepped, SLURM_TASK_STEP, "2");
+        // --array=0,1,5: a gap (Slurm says step 1).
+        refused(&slurm("5", "3", "0", "5"), SLURM_TASK_MAX, "5");
+        // The variables that show the shape are missing.
+        let mut bare = slurm("5", "16", "0", "15");
+        bare.retain(|(n, _)| *n == SLURM_TASK_ID || *n == SLURM_TASK_COUNT);
+        refused(&bare, SLURM_TASK_MIN, "unset");
+        bare.push((SLURM_TASK_MIN, "0"));
+        refused(&bare, SLURM_TASK_MAX, "unset");
+        refused(&slurm("0", "0", "0", "0"), SLURM_TASK_COUNT, "0");
+        let err = shard_with(None, None, &[(SLURM_TASK_ID, "5")]).unwrap_err();
+        assert!(matches!(err, Error::NoCount), "{err:?}");
+        let err = shard_with(None, None, &slurm("5", "sixteen", "0", "15")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"$SLURM_ARRAY_TASK_COUNT is "sixteen", not a number"#
+        );
+    }
+
+    #[test]
+    fn slurm_ids_with_shards_are_taken_as_they_are() {
+        // sbatch --array=3,7 … --shards 16 reruns shards 3 and 7 of 16.
+        let rerun = slurm("7", "2", "3", "7");
+        assert_eq!(shard_with(None, Some(16), &rerun).unwrap(), shard(7, 16));
+        let err = shard_with(None, Some(4), &rerun).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "$SLURM_ARRAY_TASK_ID is 7, but there are 4 shards (0 to 3)"
+        );
     }
 
     #[test]

@@ -32,8 +32,10 @@ enum Command {
         common: Common,
         #[command(flatten)]
         spread: Spread,
-        /// Count in this process, without a server (one shard: --shard I/K, or --shards K with
-        /// the index from $JOB_COMPLETION_INDEX as a Kubernetes Indexed Job sets it).
+        /// Count in this process, without a server (one shard: --shard I/K; or --shards K with
+        /// the index from $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, as a Kubernetes
+        /// Indexed Job or a Slurm job array sets it; or, in a Slurm array 0..K-1, without
+        /// --shards, shard $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT).
         #[arg(long, conflicts_with = "endpoints")]
         local: bool,
         /// With --local: print one JSON line (n, shard, solutions, fundamental, seconds) for
