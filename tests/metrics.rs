@@ -4,7 +4,8 @@
 //! `prometheus` package, installed by the test) passes on it; a stream the client drops is
 //! counted; and a real Prometheus server, started here with its config and data under
 //! `target/`, scrapes the service every second and answers `grpc_server_handled_total`
-//! through its HTTP API.
+//! through its HTTP API, and every expression of `deploy/grafana-dashboard.json` against it;
+//! every metric the dashboard uses is exported.
 
 mod common;
 mod tools;
@@ -324,8 +325,137 @@ async fn prometheus_scrapes_the_service() {
             ("OK".to_string(), "3".to_string())
         ]
     );
+
+    // Every panel of the dashboard is valid PromQL that this Prometheus answers, and the
+    // calls panel shows the calls.
+    let mut answered = 0;
+    for expr in dashboard_exprs() {
+        let expr = expr
+            .replace("$__rate_interval", "10s")
+            .replace("$job", ".*")
+            .replace("$instance", ".*");
+        let path = format!("/api/v1/query?query={}", url_encode(&expr));
+        // rate() needs two scrapes in its window: the calls panel may take a second or two.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let answer = std::net::TcpStream::connect(("127.0.0.1", web))
+                .ok()
+                .and_then(|tcp| get(tcp, &path))
+                .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+                .unwrap_or_else(|| panic!("Prometheus refused the dashboard's {expr}"));
+            assert_eq!(answer["status"], "success", "{expr}: {answer}");
+            let shown = !answer["data"]["result"].as_array().unwrap().is_empty();
+            if shown || !expr.contains("grpc_server_handled_total") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{expr}: {answer}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        answered += 1;
+    }
+    eprintln!("Prometheus answered all {answered} expressions of the dashboard");
     drop(prometheus);
     drop(server);
+}
+
+/// Every PromQL expression of `deploy/grafana-dashboard.json`.
+fn dashboard_exprs() -> Vec<String> {
+    let path = tools::repo().join("deploy/grafana-dashboard.json");
+    let text = std::fs::read_to_string(&path).expect("deploy/grafana-dashboard.json");
+    let dashboard: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let panels = dashboard["panels"].as_array().expect("panels");
+    let exprs: Vec<String> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_string))
+        .collect();
+    assert!(exprs.len() >= panels.len(), "every panel has a query");
+    exprs
+}
+
+/// The metric names an expression uses (this project's and the go-grpc-prometheus and
+/// process ones; label names such as `grpc_method` are not metric names).
+fn metric_names(expr: &str) -> Vec<String> {
+    expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|t| {
+            ["grpc_server_", "queens_", "process_"]
+                .iter()
+                .any(|p| t.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `text` percent-encoded for a URL's query.
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Every metric the dashboard uses is in a scrape of a server that has served a Count and
+/// an Enumerate; and it has the panels the operators asked for.
+#[tokio::test]
+async fn the_dashboard_uses_only_exported_metrics() {
+    let port = free_port();
+    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
+    let mut client = queens::client::connect(&server.url())
+        .await
+        .expect("connect");
+    client.count(count_request(8)).await.expect("count");
+    let mut stream = client
+        .enumerate(queens::pb::EnumerateRequest {
+            n: 6,
+            ..Default::default()
+        })
+        .await
+        .expect("enumerate")
+        .into_inner();
+    while stream.message().await.expect("stream").is_some() {}
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = scrape(port);
+        if text.contains(r#"grpc_method="Enumerate",grpc_type="server_stream",grpc_code="OK""#)
+            || Instant::now() > deadline
+        {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let exported: std::collections::BTreeSet<&str> = body(&text)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .collect();
+    let used: std::collections::BTreeSet<String> = dashboard_exprs()
+        .iter()
+        .flat_map(|e| metric_names(e))
+        .collect();
+    for name in &used {
+        assert!(
+            exported.contains(name.as_str()),
+            "the dashboard uses {name}, which the server does not export:\n{exported:?}"
+        );
+    }
+    for wanted in [
+        "grpc_server_handled_total",
+        "grpc_server_handling_seconds_bucket",
+        "queens_searches_running",
+        "queens_searches_refused_total",
+        "queens_boards_sent_total",
+        "process_resident_memory_bytes",
+    ] {
+        assert!(used.contains(wanted), "the dashboard lacks {wanted}");
+    }
+    eprintln!(
+        "the dashboard uses {} metrics, all exported: {used:?}",
+        used.len()
+    );
 }
 
 /// The body of `GET path` over `tcp` (HTTP/1.0), if the answer is 200.

@@ -72,6 +72,7 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         "queens_streams_client_gone_total",
         "Streams (Enumerate, CountProgress) ended because the client went away."
     );
+    zero_series();
     let collector = metrics_process::Collector::default();
     collector.describe();
     tokio::spawn(async move {
@@ -81,6 +82,30 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         }
     });
     Ok(())
+}
+
+/// Creates the service's own series at zero, so that they are scraped (and `rate()` works)
+/// before the first event of their kind.
+fn zero_series() {
+    for reason in ["max_searches", "max_searches_per_client", "shutting_down"] {
+        metrics::counter!("queens_searches_refused_total", "reason" => reason).absolute(0);
+    }
+    for reason in ["max_connections", "tls_handshake"] {
+        metrics::counter!("queens_connections_refused_total", "reason" => reason).absolute(0);
+    }
+    for method in ["Enumerate", "CountProgress"] {
+        metrics::counter!("queens_streams_client_gone_total", "grpc_method" => method).absolute(0);
+    }
+    for name in [
+        "queens_requests_shed_total",
+        "queens_boards_sent_total",
+        "queens_bytes_sent_total",
+        "queens_count_subproblems_total",
+    ] {
+        metrics::counter!(name).absolute(0);
+    }
+    metrics::gauge!("queens_searches_running").increment(0.0);
+    metrics::gauge!("queens_connections_open").increment(0.0);
 }
 
 /// A call's labels: service, method, type (`unary`, `server_stream`, `bidi_stream`).
