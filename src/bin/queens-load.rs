@@ -4,6 +4,10 @@
 //!   must complete correctly or be refused with RESOURCE_EXHAUSTED (exit 1 otherwise).
 //! - `health`: health checks back to back for a while; each must answer SERVING within 1 s.
 //! - `latency`: Count n = 8 at a given concurrency for a while; prints calls/s, p50 and p99.
+//! - `stream`: drains one Enumerate stream, decoding with the generated types as a user's
+//!   client does; prints boards and boards/s.
+//! - `otlp-sink`: an OTLP/gRPC trace receiver that counts the spans it is sent (a stand-in
+//!   collector for measuring what `--otlp-endpoint` costs).
 
 use clap::{Parser, Subcommand};
 use queens::pb::{CountRequest, EnumerateRequest};
@@ -44,6 +48,20 @@ enum Mode {
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
     },
+    /// Drains one Enumerate n stream (compact unless --rows) and prints boards/s.
+    Stream {
+        /// Board size.
+        n: u32,
+        /// Ask for rows instead of compact boards.
+        #[arg(long)]
+        rows: bool,
+    },
+    /// Receives OTLP spans on `listen` and prints how many arrived, every 5 s.
+    OtlpSink {
+        /// Where to listen.
+        #[arg(long, default_value = "127.0.0.1:4317")]
+        listen: std::net::SocketAddr,
+    },
 }
 
 /// How one call ended.
@@ -64,6 +82,8 @@ async fn main() -> std::process::ExitCode {
             concurrency,
             seconds,
         } => latency(&cli.addr, concurrency, Duration::from_secs_f64(seconds)).await,
+        Mode::Stream { n, rows } => stream(&cli.addr, n, !rows).await,
+        Mode::OtlpSink { listen } => otlp_sink(listen).await,
     };
     if ok {
         std::process::ExitCode::SUCCESS
@@ -238,4 +258,100 @@ async fn latency(addr: &str, concurrency: usize, period: Duration) -> bool {
         pct(0.99)
     );
     !times.is_empty()
+}
+
+async fn stream(addr: &str, n: u32, compact: bool) -> bool {
+    let mut client = match queens::client::connect(addr).await {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("connect: {e}");
+            return false;
+        }
+    };
+    let started = Instant::now();
+    let request = EnumerateRequest {
+        n,
+        compact,
+        ..Default::default()
+    };
+    let mut stream = match client.enumerate(request).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => {
+            eprintln!("{s:?}");
+            return false;
+        }
+    };
+    let mut boards = 0u64;
+    loop {
+        match stream.message().await {
+            Ok(Some(message)) => boards += message.boards.len() as u64,
+            Ok(None) => break,
+            Err(s) => {
+                eprintln!("{s:?}");
+                return false;
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "stream: n {n}: {boards} boards in {seconds:.3} s ({:.0} boards/s)",
+        boards as f64 / seconds
+    );
+    true
+}
+
+/// Counts the spans it receives.
+struct Sink(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+#[tonic::async_trait]
+impl opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceService for Sink {
+    async fn export(
+        &self,
+        request: tonic::Request<
+            opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest,
+        >,
+    ) -> Result<
+        tonic::Response<
+            opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse,
+        >,
+        tonic::Status,
+    > {
+        let spans: usize = request
+            .get_ref()
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .map(|s| s.spans.len())
+            .sum();
+        self.0
+            .fetch_add(spans as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(tonic::Response::new(Default::default()))
+    }
+}
+
+async fn otlp_sink(listen: std::net::SocketAddr) -> bool {
+    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer;
+    let spans = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = spans.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            println!(
+                "otlp-sink: {} spans",
+                counted.load(std::sync::atomic::Ordering::Relaxed)
+            );
+        }
+    });
+    println!("otlp-sink: listening on {listen}");
+    match tonic::transport::Server::builder()
+        .add_service(TraceServiceServer::new(Sink(spans)))
+        .serve(listen)
+        .await
+    {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("otlp-sink: {e}");
+            false
+        }
+    }
 }
