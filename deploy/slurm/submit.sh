@@ -1,0 +1,31 @@
+#!/bin/bash
+# Submits a batch count of the n×n board in K shards to Slurm: a job array of K tasks
+# (count.sbatch, one shard each) and a job that sums their lines once all of them have
+# succeeded (sum.sbatch, --dependency=afterok). Prints the two job ids.
+#
+#   deploy/slurm/submit.sh N K [DIR] [sbatch options for both jobs...]
+#   deploy/slurm/submit.sh 20 64 counts-20 --partition=long --time=2:00:00
+#
+# DIR (default queens-count-N) gets shard-IIIII.json per task, the jobs' logs
+# (slurm-*.out) and total.txt. `queens` must be on PATH on the compute nodes, or set QUEENS
+# to its path (sbatch passes the environment on).
+set -euo pipefail
+
+usage="usage: submit.sh N K [DIR] [sbatch options...]"
+n=${1:?$usage}
+k=${2:?$usage}
+dir=${3:-queens-count-$n}
+shift $(($# < 3 ? $# : 3))
+[[ $k =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: K must be a positive number: $k" >&2; exit 2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+count=$(sbatch --parsable --array="0-$((k - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
+    "$here/count.sbatch" "$n" "$dir")
+count=${count%%;*} # --parsable prints "id;cluster" on multi-cluster setups
+sum=$(sbatch --parsable --dependency="afterok:$count" --kill-on-invalid-dep=yes \
+    --output="$dir/slurm-%j.out" "$@" "$here/sum.sbatch" "$dir")
+sum=${sum%%;*}
+echo "count array: $count"
+echo "sum: $sum"

@@ -1,0 +1,649 @@
+//! The Slurm deployment (`deploy/slurm`) on a real Slurm: Debian's `slurm-wlm` and `munge`
+//! (installed by the test if missing), with munged, slurmctld and slurmd started on this one
+//! node from a configuration under `<target>/slurm` (no systemd, no cgroups:
+//! `proctrack/linuxproc`, `task/none`), and stopped at the end, also when the test fails.
+//!
+//! `deploy/slurm/submit.sh 15 16 DIR` submits the 16-task count array and the sum job that
+//! depends on it; the sum must be OEIS's for n = 15. Then again with task 7 requeued while it
+//! runs: the `queens` the test hands the jobs (`$QUEENS`) is a wrapper that, in task 7's first
+//! run only, counts, and then holds the task (sleeps) after the line is in its temporary file
+//! and before `count.sbatch` renames it into place. The test waits until it holds, checks
+//! that the task is RUNNING with a temporary file and no shard file, runs
+//! `scontrol requeue`, and the sum (of the requeued run's line, `restart 1` in its log) must
+//! still be exact. Last, an `--array=1-2` must fail in both tasks with the message naming
+//! `SLURM_ARRAY_TASK_MIN`. Every wait is bounded; the run takes about half a minute.
+
+mod common;
+#[path = "tools/mod.rs"]
+mod tools;
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{A000170, A002562};
+
+/// Board size and number of shards of the test's count.
+const N: u32 = 15;
+const SHARDS: u32 = 16;
+
+/// The array task the second run requeues while it runs.
+const HELD_TASK: u32 = 7;
+
+/// Longest the daemons may take to come up, and the jobs to finish.
+const START_LIMIT: Duration = Duration::from_secs(60);
+const JOB_LIMIT: Duration = Duration::from_secs(180);
+
+/// Longest this test waits for another run of it (another `cargo test`) to finish.
+const LOCK_LIMIT: Duration = Duration::from_secs(600);
+
+/// How long a Slurm command may take.
+const COMMAND_LIMIT: Duration = Duration::from_secs(30);
+
+/// A one-node Slurm cluster of this test's own; stopped when dropped, jobs first.
+struct Cluster {
+    /// Where its configuration, state, logs and the jobs' outputs are.
+    dir: PathBuf,
+    /// Its `slurm.conf`.
+    conf: PathBuf,
+    /// munged, slurmctld and slurmd, in the order they were started.
+    daemons: Vec<(&'static str, Child)>,
+    /// Keeps another run of this test from using `dir` at the same time.
+    _lock: File,
+}
+
+impl Cluster {
+    /// Installs Slurm and munge if need be, writes a configuration and starts the daemons;
+    /// returns once the node takes jobs.
+    fn start() -> Cluster {
+        tools::apt_packages(&["slurm-wlm", "munge"]);
+        let dir = tools::target_dir().join("slurm");
+        fs::create_dir_all(&dir).expect("create target/slurm");
+        let lock = File::create(tools::target_dir().join("slurm.lock")).expect("slurm.lock");
+        let deadline = Instant::now() + LOCK_LIMIT;
+        while let Err(e) = lock.try_lock() {
+            assert!(
+                Instant::now() < deadline,
+                "target/slurm.lock still held by another run after {LOCK_LIMIT:?}: {e}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        stop_stale_daemons(&dir);
+        fs::remove_dir_all(&dir).expect("remove the last run's target/slurm");
+        for sub in ["munge", "state", "spool", "log", "jobs"] {
+            fs::create_dir_all(dir.join(sub)).expect("create a Slurm folder");
+        }
+        // munged wants its key private, and its socket's folder open to all but not writable
+        // by others.
+        let munge = dir.join("munge");
+        fs::set_permissions(&munge, fs::Permissions::from_mode(0o755)).expect("chmod munge");
+        let mut key = vec![0u8; 1024];
+        File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut key))
+            .expect("read /dev/urandom");
+        fs::write(munge.join("munge.key"), &key).expect("write the munge key");
+        fs::set_permissions(munge.join("munge.key"), fs::Permissions::from_mode(0o600))
+            .expect("chmod the munge key");
+        let socket = munge.join("munge.socket");
+        assert!(
+            socket.as_os_str().len() < 100,
+            "the munge socket path {} is too long for a Unix socket",
+            socket.display()
+        );
+
+        let conf = dir.join("slurm.conf");
+        fs::write(&conf, slurm_conf(&dir, &socket)).expect("write slurm.conf");
+        let mut cluster = Cluster {
+            dir: dir.clone(),
+            conf,
+            daemons: Vec::new(),
+            _lock: lock,
+        };
+        let started = Instant::now();
+        cluster.daemon(
+            "munged",
+            Command::new(sbin("munged"))
+                .arg("--foreground")
+                .arg(format!("--socket={}", socket.display()))
+                .arg(format!("--key-file={}", munge.join("munge.key").display()))
+                .arg(format!("--log-file={}", munge.join("munged.log").display()))
+                .arg(format!("--pid-file={}", munge.join("munged.pid").display()))
+                .arg(format!(
+                    "--seed-file={}",
+                    munge.join("munged.seed").display()
+                )),
+        );
+        cluster.wait_for("munged's socket", |_| socket.exists());
+        cluster.daemon("slurmctld", Command::new(sbin("slurmctld")).arg("-D"));
+        cluster.wait_for("slurmctld to answer", |cluster| {
+            cluster.slurm(&["scontrol", "ping"]).contains("is UP")
+        });
+        cluster.daemon(
+            "slurmd",
+            Command::new(sbin("slurmd")).args(["-D", "-N", "localhost"]),
+        );
+        cluster.wait_for("the node to be idle", |cluster| {
+            cluster.slurm(&["sinfo", "-h", "-o", "%T"]).trim() == "idle"
+        });
+        eprintln!(
+            "slurm: munged, slurmctld and slurmd up in {:.1} s ({})",
+            started.elapsed().as_secs_f64(),
+            cluster
+                .slurm(&["sinfo", "-h", "-o", "%N %c CPUs %T"])
+                .trim()
+        );
+        cluster
+    }
+
+    /// Starts `command` as daemon `name`, its output in `log/<name>.out`.
+    fn daemon(&mut self, name: &'static str, command: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        let out = File::create(self.dir.join("log").join(format!("{name}.out"))).expect("log");
+        let child = command
+            .env("SLURM_CONF", &self.conf)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log"))
+            .stderr(out)
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        self.daemons.push((name, child));
+    }
+
+    /// Waits (bounded) until `ready`; panics with the daemons' logs if it never is, or if a
+    /// daemon has exited.
+    fn wait_for(&mut self, what: &str, ready: impl Fn(&Cluster) -> bool) {
+        let deadline = Instant::now() + START_LIMIT;
+        while !ready(self) {
+            let exited = self
+                .daemons
+                .iter_mut()
+                .find_map(|(name, child)| Some((*name, child.try_wait().ok()??)));
+            if let Some((name, status)) = exited {
+                panic!(
+                    "{name} exited ({status}) waiting for {what}\n{}",
+                    self.logs()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {what} after {START_LIMIT:?}\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The daemons' logs, for a failure message.
+    fn logs(&self) -> String {
+        let mut text = String::new();
+        for name in ["munged.out", "slurmctld.out", "slurmd.out"] {
+            let log = fs::read_to_string(self.dir.join("log").join(name)).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            text += &format!("--- {name} (last lines) ---\n");
+            for line in tail.iter().rev() {
+                text += line;
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    /// A Slurm command against this cluster, with the environment of the test minus any
+    /// Slurm variables of its own (a test run inside a Slurm job must not leak them).
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new(program);
+        for (name, _) in std::env::vars_os() {
+            let name_text = name.to_string_lossy();
+            if ["SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "SQUEUE_", "SINFO_"]
+                .iter()
+                .any(|p| name_text.starts_with(p))
+            {
+                command.env_remove(&name);
+            }
+        }
+        command
+            .env("SLURM_CONF", &self.conf)
+            .env("QUEENS_SLURM_TEST_DIR", &self.dir)
+            .current_dir(&self.dir);
+        command
+    }
+
+    /// Runs a Slurm client command (bounded); its stdout, or "" if it failed.
+    fn slurm(&self, args: &[&str]) -> String {
+        let run = tools::run_bounded(self.command(args[0]).args(&args[1..]), COMMAND_LIMIT);
+        if run.success() {
+            run.stdout
+        } else {
+            String::new()
+        }
+    }
+
+    /// Runs a Slurm client command (bounded); panics unless it succeeds.
+    fn must(&self, args: &[&str]) -> String {
+        let run = tools::run_bounded(self.command(args[0]).args(&args[1..]), COMMAND_LIMIT);
+        assert!(
+            run.success(),
+            "{args:?} failed\n{}\n{}",
+            run.output(),
+            self.logs()
+        );
+        run.stdout
+    }
+
+    /// Submits `deploy/slurm/submit.sh N SHARDS <jobs>/<name>` with `queens` as `$QUEENS`;
+    /// returns the output folder and the ids of the count array and of the sum job.
+    fn submit(&self, name: &str, queens: &Path) -> (PathBuf, String, String) {
+        let out = self.dir.join("jobs").join(name);
+        let script = tools::repo().join("deploy/slurm/submit.sh");
+        let run = tools::run_bounded(
+            self.command(&script)
+                .arg(N.to_string())
+                .arg(SHARDS.to_string())
+                .arg(&out)
+                .env("QUEENS", queens),
+            COMMAND_LIMIT,
+        );
+        assert!(run.success(), "submit.sh failed\n{}", run.output());
+        let id = |label: &str| -> String {
+            run.stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(label))
+                .unwrap_or_else(|| panic!("no {label:?} in submit.sh's output\n{}", run.stdout))
+                .trim()
+                .to_string()
+        };
+        (out, id("count array:"), id("sum:"))
+    }
+
+    /// Waits (bounded) until none of `jobs` is pending or running.
+    fn wait_until_done(&self, jobs: &[&str]) {
+        let list = jobs.join(",");
+        let deadline = Instant::now() + JOB_LIMIT;
+        loop {
+            let run = tools::run_bounded(
+                self.command("squeue")
+                    .args(["-h", "-o", "%i %T %r", "-j", &list]),
+                COMMAND_LIMIT,
+            );
+            assert!(run.success(), "squeue failed\n{}", run.output());
+            if run.stdout.trim().is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "jobs {list} not done after {JOB_LIMIT:?}:\n{}\n{}",
+                run.stdout,
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The `JobState=` of every record `scontrol show job <id>` prints (one per array task).
+    fn states(&self, id: &str) -> Vec<String> {
+        self.must(&["scontrol", "-o", "show", "job", id])
+            .lines()
+            .map(|record| field(record, "JobState").to_string())
+            .collect()
+    }
+
+    /// The state of one job (or array task, `ID_TASK`) that squeue still shows.
+    fn squeue_state(&self, id: &str) -> String {
+        self.slurm(&["squeue", "-h", "-o", "%T", "-j", id])
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // Jobs first (a held task sleeps), through slurmctld if it runs (clients wait for a
+        // controller that does not answer), then the daemons, newest first.
+        let controller = self
+            .daemons
+            .iter_mut()
+            .any(|(name, child)| *name == "slurmctld" && matches!(child.try_wait(), Ok(None)));
+        if controller {
+            let _ = tools::run_bounded(self.command("scancel").args(["-u", "root"]), COMMAND_LIMIT);
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while Instant::now() < deadline && !self.slurm(&["squeue", "-h"]).trim().is_empty() {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        while let Some((_, mut child)) = self.daemons.pop() {
+            stop(&mut child);
+        }
+        kill_job_processes(&self.dir);
+    }
+}
+
+/// A daemon's path: Debian puts them in /usr/sbin, which a non-login PATH may lack.
+fn sbin(name: &str) -> PathBuf {
+    let path = Path::new("/usr/sbin").join(name);
+    if path.exists() {
+        path
+    } else {
+        PathBuf::from(name)
+    }
+}
+
+/// Asks `child` (and its process group) to stop with SIGTERM; SIGKILL after 10 s.
+fn stop(child: &mut Child) {
+    let group = -(child.id() as i32);
+    // SAFETY: kill(2) with a process group we started.
+    unsafe { libc::kill(group, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above; whatever is left of the group goes.
+    unsafe { libc::kill(group, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// Kills what an earlier run of this test left running when it could not clean up (killed
+/// itself): the daemons named by its pid files, and its jobs' processes.
+fn stop_stale_daemons(dir: &Path) {
+    for (pid_file, name) in [
+        ("slurmd.pid", "slurmd"),
+        ("slurmctld.pid", "slurmctld"),
+        ("munge/munged.pid", "munged"),
+    ] {
+        let Ok(text) = fs::read_to_string(dir.join(pid_file)) else {
+            continue;
+        };
+        let Ok(pid) = text.trim().parse::<i32>() else {
+            continue;
+        };
+        let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == name {
+            eprintln!("slurm: stopping {name} (pid {pid}) left by an earlier run");
+            // SAFETY: kill(2) of a daemon our own earlier run started (its name checked).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    kill_job_processes(dir);
+}
+
+/// Kills the processes of this cluster's jobs still alive (they carry
+/// `QUEENS_SLURM_TEST_DIR=<dir>` in their environment, from sbatch).
+fn kill_job_processes(dir: &Path) {
+    let marker = format!("QUEENS_SLURM_TEST_DIR={}", dir.display());
+    let me = std::process::id() as i32;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
+            // SAFETY: kill(2) of a process of one of our own test jobs.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// The value of `name=` in a one-line `scontrol -o` record.
+fn field<'a>(record: &'a str, name: &str) -> &'a str {
+    record
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or("")
+}
+
+/// A free TCP port on this machine (free when asked).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The cluster's configuration: one node, `localhost`, with this machine's CPUs; root runs
+/// everything; no systemd, cgroups or accounting; scheduling without the batch delays, so a
+/// 16-task array on 2 CPUs takes seconds.
+fn slurm_conf(dir: &Path, munge_socket: &Path) -> String {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let d = dir.display();
+    format!(
+        "# Written by tests/deploy_slurm.rs for one test run.
+ClusterName=queens-test
+SlurmctldHost=localhost
+SlurmctldPort={ctld}
+SlurmdPort={slurmd}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={socket}
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+NodeName=localhost CPUs={cpus} State=UNKNOWN
+PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+",
+        ctld = free_port(),
+        slurmd = free_port(),
+        socket = munge_socket.display(),
+    )
+}
+
+/// What `queens sum` prints for the whole n = 15 board in 16 shards (OEIS A000170, A002562).
+fn expected_total() -> String {
+    format!(
+        "n: {N}\nshards: {SHARDS}\nsolutions: {}\nfundamental: {}\n",
+        A000170[N as usize - 1],
+        A002562[N as usize - 1]
+    )
+}
+
+/// Checks a finished run: every task and the sum job COMPLETED, one shard file per task and
+/// no temporary file left, and the total exact.
+fn check_run(cluster: &Cluster, out: &Path, count: &str, sum: &str) {
+    let states = cluster.states(count);
+    assert_eq!(
+        states,
+        vec!["COMPLETED"; SHARDS as usize],
+        "count array {count}"
+    );
+    assert_eq!(cluster.states(sum), vec!["COMPLETED"], "sum job {sum}");
+    let mut names: Vec<String> = fs::read_dir(out)
+        .expect("the output folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| !name.starts_with("slurm-"))
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = (0..SHARDS).map(|i| format!("shard-{i:05}.json")).collect();
+    expected.push("total.txt".to_string());
+    assert_eq!(names, expected, "files in {}", out.display());
+    let total = fs::read_to_string(out.join("total.txt")).expect("total.txt");
+    assert_eq!(total, expected_total());
+    let log = fs::read_to_string(out.join(format!("slurm-{sum}.out"))).expect("the sum's log");
+    assert_eq!(log, expected_total(), "the sum job's log");
+}
+
+#[test]
+fn slurm_array_counts_n15_exactly_also_with_a_task_requeued_mid_run() {
+    let started = Instant::now();
+    let cluster = Cluster::start();
+    let queens = Path::new(env!("CARGO_BIN_EXE_queens"));
+
+    // 1. The array as a user submits it.
+    let t = Instant::now();
+    let (out, count, sum) = cluster.submit("plain", queens);
+    cluster.wait_until_done(&[&count, &sum]);
+    check_run(&cluster, &out, &count, &sum);
+    eprintln!(
+        "slurm: {SHARDS} tasks of n = {N} and the sum in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        fs::read_to_string(out.join("total.txt"))
+            .unwrap()
+            .trim_end()
+            .replace('\n', ", ")
+    );
+
+    // 2. Task 7 requeued while it runs, held between its count and its rename.
+    let t = Instant::now();
+    let hold = cluster.dir.join("hold");
+    let wrapper = cluster.dir.join("queens-holding-task");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             # Test only: task {HELD_TASK}'s first run counts, then holds (its line in the\n\
+             # temporary file, not yet renamed) until it is requeued. Other runs just count.\n\
+             if [ \"$SLURM_ARRAY_TASK_ID\" = {HELD_TASK} ] && mkdir {hold} 2>/dev/null; then\n\
+             \x20   {queens} \"$@\" || exit\n\
+             \x20   echo \"$SLURM_JOB_ID\" > {hold}/counted\n\
+             \x20   exec sleep 600\n\
+             fi\n\
+             exec {queens} \"$@\"\n",
+            hold = hold.display(),
+            queens = queens.display(),
+        ),
+    )
+    .expect("write the wrapper");
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (out, count, sum) = cluster.submit("requeued", &wrapper);
+    let task = format!("{count}_{HELD_TASK}");
+    let deadline = Instant::now() + JOB_LIMIT;
+    while !hold.join("counted").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "task {task} never held\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(cluster.squeue_state(&task), "RUNNING", "task {task}");
+    let shard = out.join(format!("shard-{HELD_TASK:05}.json"));
+    let temporary: Vec<String> = fs::read_dir(&out)
+        .expect("the output folder")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&format!(".shard-{HELD_TASK:05}.json.")))
+        .collect();
+    assert!(
+        !shard.exists() && temporary.len() == 1,
+        "mid-run, task {task} should have a temporary file and no shard file: {temporary:?}"
+    );
+    cluster.must(&["scontrol", "requeue", &task]);
+    // A requeued job waits out a begin time of two minutes: once it is pending again, it
+    // is told to start now.
+    let deadline = Instant::now() + JOB_LIMIT;
+    loop {
+        let state = cluster.squeue_state(&task);
+        if state == "PENDING" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {task} not pending again after the requeue: {state}\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    cluster.must(&[
+        "scontrol",
+        "update",
+        &format!("JobId={task}"),
+        "StartTime=now",
+    ]);
+    cluster.wait_until_done(&[&count, &sum]);
+    check_run(&cluster, &out, &count, &sum);
+    let record = cluster.must(&["scontrol", "-o", "show", "job", &task]);
+    assert_eq!(field(&record, "Restarts"), "1", "{record}");
+    let log = fs::read_to_string(out.join(format!("slurm-{task}.out"))).expect("task log");
+    assert!(log.contains(", restart 1, "), "task {task}'s log: {log}");
+    eprintln!(
+        "slurm: again with task {task} requeued mid-run in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        fs::read_to_string(out.join("total.txt"))
+            .unwrap()
+            .trim_end()
+            .replace('\n', ", ")
+    );
+    // 3. An array whose ids are not 0..K-1 is refused by every task, naming the variable,
+    //    and leaves no shard file.
+    let t = Instant::now();
+    let out = cluster.dir.join("jobs").join("from-1");
+    fs::create_dir_all(&out).expect("create the output folder");
+    let run = tools::run_bounded(
+        cluster
+            .command("sbatch")
+            .args(["--parsable", "--array=1-2"])
+            .arg(format!("--output={}/slurm-%A_%a.out", out.display()))
+            .arg(tools::repo().join("deploy/slurm/count.sbatch"))
+            .arg(N.to_string())
+            .arg(&out)
+            .env("QUEENS", queens),
+        COMMAND_LIMIT,
+    );
+    assert!(run.success(), "sbatch failed\n{}", run.output());
+    let array = run
+        .stdout
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    cluster.wait_until_done(&[&array]);
+    assert_eq!(cluster.states(&array), vec!["FAILED"; 2], "array {array}");
+    for task in 1..=2 {
+        let log = fs::read_to_string(out.join(format!("slurm-{array}_{task}.out")))
+            .expect("the task's log");
+        assert!(
+            log.contains("error: $SLURM_ARRAY_TASK_MIN is 1, but the task ids of a job array"),
+            "task {task}'s log: {log}"
+        );
+    }
+    let left: Vec<String> = fs::read_dir(&out)
+        .expect("the output folder")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with("slurm-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "refused tasks left {left:?} in {}",
+        out.display()
+    );
+    eprintln!(
+        "slurm: --array=1-2 refused by both tasks in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    eprintln!("slurm: whole test {:.1} s", started.elapsed().as_secs_f64());
+}
