@@ -373,8 +373,9 @@ fn stop_stale_daemons(dir: &Path) {
     kill_job_processes(dir);
 }
 
-/// Kills the processes of this cluster's jobs still alive (they carry
-/// `QUEENS_SLURM_TEST_DIR=<dir>` in their environment, from sbatch).
+/// Kills the processes of this cluster's jobs still alive: the jobs' own (they carry
+/// `QUEENS_SLURM_TEST_DIR=<dir>` in their environment, from sbatch) and their slurmstepd
+/// (it holds the slurmd log under `dir` open).
 fn kill_job_processes(dir: &Path) {
     let marker = format!("QUEENS_SLURM_TEST_DIR={}", dir.display());
     let me = std::process::id() as i32;
@@ -388,10 +389,15 @@ fn kill_job_processes(dir: &Path) {
         if pid == me {
             continue;
         }
-        let Ok(environ) = fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
+        let proc = entry.path();
+        let ours = fs::read(proc.join("environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == marker.as_bytes()))
+            || fs::read_to_string(proc.join("comm")).is_ok_and(|c| c.trim() == "slurmstepd")
+                && fs::read_dir(proc.join("fd")).is_ok_and(|fds| {
+                    fds.flatten()
+                        .any(|fd| fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(dir)))
+                });
+        if ours {
             // SAFETY: kill(2) of a process of one of our own test jobs.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
