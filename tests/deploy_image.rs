@@ -37,7 +37,8 @@ use tools::Run;
 const RUNTIME_BASE: &str = "queens-test/debian:bookworm";
 /// The image under test.
 const IMAGE: &str = "queens-test/queens:latest";
-/// Its build stage, tagged so that its cached layers survive and the previous run's go.
+/// Its build stage's last image, tagged so that the previous run's can be removed (the
+/// legacy builder keeps every stage's images as its cache, untagged).
 const BUILD_STAGE: &str = "queens-test/queens-build:latest";
 /// Seconds `docker stop` waits before SIGKILL (Docker's default).
 const STOP_TIMEOUT: u64 = 10;
@@ -410,17 +411,14 @@ fn builder_base(mirror: &str) -> String {
     tag
 }
 
-/// Builds `deploy/Dockerfile` from the repository root on `builder` and `runtime` as `tag`
-/// (up to the stage `target`, if given); returns the build's output.
-fn build(builder: &str, runtime: &str, tag: &str, target: Option<&str>) -> Run {
+/// Builds `deploy/Dockerfile` from the repository root on `builder` and `runtime` as `tag`;
+/// returns the build's output.
+fn build(builder: &str, runtime: &str, tag: &str) -> Run {
     let mut command = docker();
     command
         .args(["build", "-f", "deploy/Dockerfile", "-t", tag])
         .args(["--build-arg", &format!("BUILDER_IMAGE={builder}")])
         .args(["--build-arg", &format!("RUNTIME_IMAGE={runtime}")]);
-    if let Some(target) = target {
-        command.args(["--target", target]);
-    }
     // Docker's predefined proxy arguments, passed on when this machine uses a proxy.
     for proxy in [
         "HTTP_PROXY",
@@ -445,6 +443,20 @@ fn build(builder: &str, runtime: &str, tag: &str, target: Option<&str>) -> Run {
         );
     }
     run
+}
+
+/// The build stage's last image in the legacy builder's output (the ` ---> ID` line before
+/// the runtime stage's `FROM`); None for other builders.
+fn build_stage_image(output: &str) -> Option<String> {
+    let lines: Vec<String> = output.lines().map(plain).collect();
+    let runtime_from = lines
+        .iter()
+        .position(|l| l.starts_with("Step ") && l.contains(": FROM ${RUNTIME_IMAGE}"))?;
+    lines[..runtime_from]
+        .iter()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("---> "))
+        .map(|id| id.trim().to_string())
 }
 
 /// `line` without its terminal colour codes (`ESC [ ... m`).
@@ -552,9 +564,11 @@ fn image_builds_runs_read_only_and_stops_cleanly() {
 
     let old = [image_id(IMAGE), image_id(BUILD_STAGE)];
     let building = Instant::now();
-    let run = build(&builder, &runtime, IMAGE, None);
+    let run = build(&builder, &runtime, IMAGE);
     let build_time = building.elapsed();
-    build(&builder, &runtime, BUILD_STAGE, Some("build"));
+    if let Some(stage) = build_stage_image(&run.stdout) {
+        docker_ok(&["tag", &stage, BUILD_STAGE]);
+    }
     // The previous run's images (and their layers no longer shared) go.
     for id in old.into_iter().flatten() {
         if Some(&id) != image_id(IMAGE).as_ref() && Some(&id) != image_id(BUILD_STAGE).as_ref() {
@@ -568,8 +582,14 @@ fn image_builds_runs_read_only_and_stops_cleanly() {
         .filter(|l| l.contains("Finished"))
         .map(|l| plain(l).trim().to_string())
         .collect();
+    let context = output
+        .lines()
+        .find_map(|l| l.rsplit_once("Sending build context to Docker daemon"))
+        .map(|(_, size)| size)
+        .map_or("?".to_string(), |size| size.trim().to_string());
     eprintln!(
-        "docker: build took {:.1} s ({cached} steps from the cache); cargo: {finished:?}",
+        "docker: build took {:.1} s ({context} of context, {cached} steps from the cache); \
+         cargo: {finished:?}",
         build_time.as_secs_f64()
     );
 
@@ -770,4 +790,18 @@ fn mirrors_are_read_from_both_apt_formats() {
         Some("http://mirror.example/debian")
     );
     assert_eq!(mirror_in_one_line("deb http://x/debian trixie main"), None);
+}
+
+/// The build stage's last image is read from the legacy builder's output.
+#[test]
+fn build_stage_image_is_read_from_the_build_output() {
+    let output = "Step 9/17 : COPY . .\n ---> 8f034bc146c3\n\
+                  Step 10/17 : RUN touch src/main.rs\n ---> Running in f3b169fc4c26\n\
+                  \u{1b}[91m    Finished\u{1b}[0m\nRemoving intermediate container f3b169fc4c26\n\
+                  \u{20}---> 5ac8adf7ceb8\nStep 11/17 : FROM ${RUNTIME_IMAGE}\n ---> 598f3e57d64b\n";
+    assert_eq!(build_stage_image(output).as_deref(), Some("5ac8adf7ceb8"));
+    assert_eq!(
+        build_stage_image("#5 [build 1/6] FROM docker.io/library/rust"),
+        None
+    );
 }
