@@ -163,7 +163,7 @@ impl Drop for CallLog {
         let boards =
             Some(note.boards.load(Relaxed)).filter(|_| self.method.ends_with("/Enumerate"));
         let seconds = self.started.elapsed().as_secs_f64();
-        let kind = self.labels.2;
+        let kind = self.labels.kind;
         let messages = match (kind, code) {
             ("unary", tonic::Code::Ok) => 1,
             ("unary", _) => 0,
@@ -252,7 +252,7 @@ where
                 });
         }
         let note = Arc::new(CallNote::new());
-        let span = super::traces::call_span(&labels.0, &labels.1, request.headers());
+        let span = super::traces::call_span(&labels, request.headers());
         let log = CallLog {
             method: request.uri().path().to_string(),
             peer: conn.as_ref().map(|c| c.remote),

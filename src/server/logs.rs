@@ -26,7 +26,14 @@ pub enum LogFormat {
 /// (`info` when unset or invalid), and call spans to `otlp_endpoint` when given (then it
 /// must run inside the Tokio runtime). Does nothing if a subscriber is already set.
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Option<Traces>, TracesError> {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        // Call spans are for the exporter; the log has one line per call instead.
+        .add_directive(
+            format!("{}=off", traces::TARGET)
+                .parse()
+                .expect("a directive"),
+        );
     let lines: Box<dyn Layer<Registry> + Send + Sync> = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)

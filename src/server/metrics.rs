@@ -108,49 +108,102 @@ fn zero_series() {
     metrics::gauge!("queens_connections_open").increment(0.0);
 }
 
-/// A call's labels: service, method, type (`unary`, `server_stream`, `bidi_stream`).
-pub(super) type Labels = (String, String, &'static str);
+/// A method's metric handles, made once per method (labels are bounded, so there are few):
+/// a call then costs a few atomic additions, not a registry lookup per metric.
+#[derive(Debug)]
+pub(super) struct Method {
+    /// `grpc_service` (`unknown` for any service this server does not have).
+    pub service: &'static str,
+    /// `grpc_method`.
+    pub method: &'static str,
+    /// `grpc_type`: `unary`, `server_stream` or `bidi_stream`.
+    pub kind: &'static str,
+    /// `service/method`, the name of the call's span.
+    pub full_name: &'static str,
+    started: metrics::Counter,
+    seconds: metrics::Histogram,
+    sent: metrics::Counter,
+    /// `grpc_server_handled_total` by code, made at the code's first use.
+    handled: [std::sync::OnceLock<metrics::Counter>; 17],
+}
+
+/// A call's labels: its method's handles.
+pub(super) type Labels = std::sync::Arc<Method>;
 
 /// The labels of a call by its path `/package.Service/Method`.
 pub(super) fn labels(path: &str) -> Labels {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static METHODS: Mutex<Option<HashMap<(&'static str, &'static str), Labels>>> = Mutex::new(None);
     let (service, method) = path
         .trim_start_matches('/')
         .split_once('/')
         .unwrap_or(("unknown", "unknown"));
+    // Only this server's own services keep their names, and at most 64 methods get one:
+    // labels (and this map) stay bounded whatever paths a client sends.
+    const SERVICES: [&str; 4] = [
+        "queens.v1.Queens",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ];
+    let (service, method) = match SERVICES.iter().find(|s| **s == service) {
+        Some(known) => (*known, method),
+        None => ("unknown", "unknown"),
+    };
+    let mut methods = METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    let methods = methods.get_or_insert_with(HashMap::new);
+    if let Some(found) = methods.get(&(service, method)) {
+        return found.clone();
+    }
+    let method: &'static str = if methods.len() < 64 {
+        Box::leak(method.to_string().into_boxed_str())
+    } else {
+        "unknown"
+    };
+    if let Some(found) = methods.get(&(service, method)) {
+        return found.clone();
+    }
     let kind = match method {
         "Enumerate" | "CountProgress" | "Watch" => "server_stream",
         "ServerReflectionInfo" => "bidi_stream",
         _ => "unary",
     };
-    // Only this server's own services keep their names: labels stay bounded whatever paths
-    // a client sends.
-    let known = matches!(
+    let labels = [
+        ("grpc_service", service),
+        ("grpc_method", method),
+        ("grpc_type", kind),
+    ];
+    let entry = Arc::new(Method {
         service,
-        "queens.v1.Queens"
-            | "grpc.health.v1.Health"
-            | "grpc.reflection.v1.ServerReflection"
-            | "grpc.reflection.v1alpha.ServerReflection"
-    );
-    if known {
-        (service.to_string(), method.to_string(), kind)
-    } else {
-        ("unknown".to_string(), "unknown".to_string(), "unary")
-    }
+        method,
+        kind,
+        full_name: Box::leak(format!("{service}/{method}").into_boxed_str()),
+        started: metrics::counter!("grpc_server_started_total", &labels),
+        seconds: metrics::histogram!("grpc_server_handling_seconds", &labels),
+        sent: metrics::counter!("grpc_server_msg_sent_total", &labels),
+        handled: Default::default(),
+    });
+    methods.insert((service, method), entry.clone());
+    entry
 }
 
 /// Counts a call's start.
 pub(super) fn started(labels: &Labels) {
-    let (service, method, kind) = labels.clone();
-    metrics::counter!("grpc_server_started_total", "grpc_service" => service, "grpc_method" => method, "grpc_type" => kind).increment(1);
+    labels.started.increment(1);
 }
 
 /// Counts a call's end: its status code, its duration and the messages it sent.
 pub(super) fn handled(labels: &Labels, code: tonic::Code, seconds: f64, messages: u64) {
-    let (service, method, kind) = labels.clone();
-    metrics::counter!("grpc_server_handled_total", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind, "grpc_code" => go_name(code)).increment(1);
-    metrics::histogram!("grpc_server_handling_seconds", "grpc_service" => service.clone(), "grpc_method" => method.clone(), "grpc_type" => kind).record(seconds);
+    let handled = labels.handled[(code as usize).min(16)].get_or_init(|| {
+        metrics::counter!("grpc_server_handled_total",
+            "grpc_service" => labels.service, "grpc_method" => labels.method,
+            "grpc_type" => labels.kind, "grpc_code" => go_name(code))
+    });
+    handled.increment(1);
+    labels.seconds.record(seconds);
     if messages > 0 {
-        metrics::counter!("grpc_server_msg_sent_total", "grpc_service" => service, "grpc_method" => method, "grpc_type" => kind).increment(messages);
+        labels.sent.increment(messages);
     }
 }
 
