@@ -236,6 +236,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A server's failure goes to its log (in its format); a client's, or one before the
+        // log was set up, to stderr.
+        Err(error) if tracing::dispatcher::has_been_set() => {
+            tracing::error!("{error}");
+            ExitCode::FAILURE
+        }
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::FAILURE
