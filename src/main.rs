@@ -318,6 +318,13 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 fixed: common.fixed(),
                 shard: common.shard.map(Into::into),
             };
+            if !local && spread.endpoints.is_empty() && spread.shards.is_some() {
+                return Err(
+                    "--shards K spreads a count over --endpoints, or splits a --local one; \
+                     for one part on one server use --shard I/K"
+                        .into(),
+                );
+            }
             if local {
                 client::count_local(request, spread.shards, json)?;
             } else if !spread.endpoints.is_empty() {
@@ -343,6 +350,13 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 let job = job(n, &common, fundamental, &spread)?;
                 client::enumerate_fanout(job, &spread.endpoints, &dir).await?;
                 return Ok(());
+            }
+            if !spread.endpoints.is_empty() || spread.shards.is_some() {
+                return Err(
+                    "--endpoints and --shards fetch an enumeration into files: add \
+                     --out DIR (for one part of the stream use --shard I/K)"
+                        .into(),
+                );
             }
             let request = EnumerateRequest {
                 n,

@@ -161,3 +161,20 @@ fn serve_stops_on_sigterm_with_exit_zero() {
         .expect("exits after SIGTERM");
     assert!(status.success(), "{status:?}");
 }
+
+/// Spreading flags without what they spread over are refused, not silently ignored.
+#[test]
+fn shards_without_endpoints_or_out_are_refused() {
+    let (code, _, err) = queens_cli(&["count", "8", "--shards", "4"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--shards K") && err.contains("--shard I/K"),
+        "{err}"
+    );
+    let (code, _, err) = queens_cli(&["enumerate", "8", "--shards", "4"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--out DIR"), "{err}");
+    let (code, _, err) = queens_cli(&["enumerate", "8", "--endpoints", "http://127.0.0.1:1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--out DIR"), "{err}");
+}
