@@ -18,7 +18,6 @@ mod common;
 mod tools;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -451,11 +450,7 @@ async fn deployment_args_start_a_server_that_answers_the_probes() {
     let container = only_container(&only("Deployment")["spec"]["template"]["spec"]);
     let args = args(container);
     assert_eq!(args.first().map(String::as_str), Some("serve"));
-    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .unwrap()
-        .port();
+    let metrics_port = common::free_port();
     let mut local = without(&without(&args[1..], "--addr"), "--metrics-addr");
     local.extend(["--metrics-addr".into(), format!("127.0.0.1:{metrics_port}")]);
     let local: Vec<&str> = local.iter().map(String::as_str).collect();
@@ -485,18 +480,8 @@ async fn deployment_args_start_a_server_that_answers_the_probes() {
         assert_eq!(status, ServingStatus::Serving as i32, "{service:?}");
     }
 
-    let mut tcp =
-        std::net::TcpStream::connect(("127.0.0.1", metrics_port)).expect("metrics listener");
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        tcp,
-        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    tcp.read_to_string(&mut response)
-        .expect("a metrics response");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let scrape = common::http_get(metrics_port, "/metrics").expect("a 200 from /metrics");
+    assert!(scrape.contains("grpc_server_started_total"), "{scrape}");
 
     drop(health); // its connection closes, as a probe's does
     let grace: u64 = flag(&args, "--shutdown-grace").unwrap().parse().unwrap();

@@ -19,13 +19,12 @@ mod tools;
 
 use std::fs::{self, File};
 use std::io::Read;
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{A000170, A002562};
+use common::{A000170, A002562, free_port};
 
 /// Board size and number of shards of the test's count.
 const N: u32 = 15;
@@ -410,14 +409,6 @@ fn field<'a>(record: &'a str, name: &str) -> &'a str {
         .split_whitespace()
         .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
         .unwrap_or("")
-}
-
-/// A free TCP port on this machine (free when asked).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// The cluster's configuration: one node, `localhost`, with this machine's CPUs; root runs

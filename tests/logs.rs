@@ -5,24 +5,6 @@
 mod common;
 
 use common::{ServerProcess, count_request};
-use std::time::{Duration, Instant};
-
-/// The next JSON log line whose `message` is `message`, within 10 s.
-fn next_line(server: &ServerProcess, message: &str) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = server
-            .log
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("no {message:?} line within 10 s"));
-        let value: serde_json::Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        if value["message"] == message {
-            return value;
-        }
-    }
-}
 
 /// A Count n = 8, an Enumerate n = 6 and an invalid Count n = 0 each leave one JSON line with
 /// the call's fields (n, and the solutions counted or the boards sent).
@@ -34,7 +16,7 @@ async fn each_call_is_one_json_line() {
         .expect("connect");
     let answer = client.count(count_request(8)).await.expect("count");
     assert_eq!(answer.into_inner().solutions, 92);
-    let line = next_line(&server, "call");
+    let line = server.next_log("call");
     assert_eq!(line["level"], "INFO", "{line}");
     assert_eq!(line["target"], "queens::call", "{line}");
     assert_eq!(line["method"], "/queens.v1.Queens/Count", "{line}");
@@ -61,7 +43,7 @@ async fn each_call_is_one_json_line() {
         boards += message.boards.len();
     }
     assert_eq!(boards, 4);
-    let line = next_line(&server, "call");
+    let line = server.next_log("call");
     assert_eq!(line["method"], "/queens.v1.Queens/Enumerate", "{line}");
     assert_eq!(line["code"], "Ok", "{line}");
     assert_eq!(line["n"], 6, "{line}");
@@ -69,7 +51,7 @@ async fn each_call_is_one_json_line() {
 
     let status = client.count(count_request(0)).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
-    let line = next_line(&server, "call");
+    let line = server.next_log("call");
     assert_eq!(line["code"], "InvalidArgument", "{line}");
     assert!(line.get("n").is_none(), "n = 0 is no board size: {line}");
 }

@@ -10,32 +10,19 @@
 mod common;
 mod tools;
 
-use common::{ServerProcess, count_request};
-use std::io::{Read, Write};
+use common::{ServerProcess, count_request, free_port, http_get, open_stream};
 use std::time::{Duration, Instant};
 
-/// A free loopback port (bound and let go: the server binds it next).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The body of `GET /metrics` on `port`.
-fn scrape(port: u16) -> String {
-    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics listener");
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        tcp,
-        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    tcp.read_to_string(&mut response).expect("response");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
+/// The body of `GET /metrics` on `port`, once `done` holds of it (or after 10 s).
+async fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = http_get(port, "/metrics").expect("a scrape");
+        if done(&text) || Instant::now() > deadline {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The value of the sample whose name and labels start as `prefix` says.
@@ -71,14 +58,7 @@ async fn a_scrape_counts_the_calls_made() {
         let answer = client.count(count_request(8)).await.expect("count");
         assert_eq!(answer.into_inner().solutions, 92);
     }
-    let mut stream = client
-        .enumerate(queens::pb::EnumerateRequest {
-            n: 8,
-            ..Default::default()
-        })
-        .await
-        .expect("enumerate")
-        .into_inner();
+    let mut stream = open_stream(&mut client, 8, false).await;
     let (mut boards, mut messages, mut bytes) = (0, 0, 0);
     while let Some(message) = stream.message().await.expect("stream") {
         use prost::Message;
@@ -95,14 +75,7 @@ async fn a_scrape_counts_the_calls_made() {
     let invalid = format!(
         r#"grpc_server_handled_total{{{q},grpc_method="Count",grpc_type="unary",grpc_code="InvalidArgument"}}"#
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let text = loop {
-        let text = scrape(port);
-        if sample(&text, &invalid) == Some(1.0) || Instant::now() > deadline {
-            break text;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let text = scrape_until(port, |text| sample(text, &invalid) == Some(1.0)).await;
     let count = format!(r#"{q},grpc_method="Count",grpc_type="unary""#);
     let enumerate = format!(r#"{q},grpc_method="Enumerate",grpc_type="server_stream""#);
     let expect = [
@@ -175,7 +148,7 @@ async fn a_scrape_counts_the_calls_made() {
     // And the exposition is valid for Prometheus's own checker.
     tools::apt_packages(&["prometheus"]);
     let scraped = tools::tools_dir().join("scrape.prom");
-    std::fs::write(&scraped, body(&text)).expect("write the scrape");
+    std::fs::write(&scraped, &text).expect("write the scrape");
     let checked = tools::run_bounded(
         std::process::Command::new("sh")
             .arg("-c")
@@ -191,13 +164,6 @@ async fn a_scrape_counts_the_calls_made() {
     );
 }
 
-/// The body of an HTTP response.
-fn body(response: &str) -> &str {
-    response
-        .split_once("\r\n\r\n")
-        .map_or(response, |(_, body)| body)
-}
-
 /// An Enumerate the client drops after its first message counts as a stream the client
 /// ended, and as a Canceled call.
 #[tokio::test]
@@ -207,14 +173,7 @@ async fn a_stream_the_client_drops_is_counted() {
     let mut client = queens::client::connect(&server.url())
         .await
         .expect("connect");
-    let mut stream = client
-        .enumerate(queens::pb::EnumerateRequest {
-            n: 14,
-            ..Default::default()
-        })
-        .await
-        .expect("enumerate")
-        .into_inner();
+    let mut stream = open_stream(&mut client, 14, false).await;
     stream
         .message()
         .await
@@ -222,14 +181,7 @@ async fn a_stream_the_client_drops_is_counted() {
         .expect("a first message");
     drop(stream);
     let gone = r#"queens_streams_client_gone_total{grpc_method="Enumerate"}"#;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let text = loop {
-        let text = scrape(port);
-        if sample(&text, gone) == Some(1.0) || Instant::now() > deadline {
-            break text;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let text = scrape_until(port, |text| sample(text, gone) == Some(1.0)).await;
     assert_eq!(sample(&text, gone), Some(1.0), "{text}");
     let canceled = r#"grpc_server_handled_total{grpc_service="queens.v1.Queens",grpc_method="Enumerate",grpc_type="server_stream",grpc_code="Canceled"}"#;
     assert_eq!(sample(&text, canceled), Some(1.0), "{text}");
@@ -287,9 +239,7 @@ async fn prometheus_scrapes_the_service() {
     let query = "/api/v1/query?query=sum%20by%20(grpc_code)%20(grpc_server_handled_total%7Bgrpc_method%3D%22Count%22%7D)";
     let deadline = Instant::now() + Duration::from_secs(60);
     let answer = loop {
-        let answer = std::net::TcpStream::connect(("127.0.0.1", web))
-            .ok()
-            .and_then(|tcp| get(tcp, query))
+        let answer = http_get(web, query)
             .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
         if let Some(answer) = &answer
             && answer["data"]["result"]
@@ -338,9 +288,7 @@ async fn prometheus_scrapes_the_service() {
         // rate() needs two scrapes in its window: the calls panel may take a second or two.
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
-            let answer = std::net::TcpStream::connect(("127.0.0.1", web))
-                .ok()
-                .and_then(|tcp| get(tcp, &path))
+            let answer = http_get(web, &path)
                 .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
                 .unwrap_or_else(|| panic!("Prometheus refused the dashboard's {expr}"));
             assert_eq!(answer["status"], "success", "{expr}: {answer}");
@@ -408,26 +356,13 @@ async fn the_dashboard_uses_only_exported_metrics() {
         .await
         .expect("connect");
     client.count(count_request(8)).await.expect("count");
-    let mut stream = client
-        .enumerate(queens::pb::EnumerateRequest {
-            n: 6,
-            ..Default::default()
-        })
-        .await
-        .expect("enumerate")
-        .into_inner();
+    let mut stream = open_stream(&mut client, 6, false).await;
     while stream.message().await.expect("stream").is_some() {}
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let text = loop {
-        let text = scrape(port);
-        if text.contains(r#"grpc_method="Enumerate",grpc_type="server_stream",grpc_code="OK""#)
-            || Instant::now() > deadline
-        {
-            break text;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let exported: std::collections::BTreeSet<&str> = body(&text)
+    let text = scrape_until(port, |text| {
+        text.contains(r#"grpc_method="Enumerate",grpc_type="server_stream",grpc_code="OK""#)
+    })
+    .await;
+    let exported: std::collections::BTreeSet<&str> = text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .filter_map(|l| l.split(['{', ' ']).next())
@@ -456,19 +391,6 @@ async fn the_dashboard_uses_only_exported_metrics() {
         "the dashboard uses {} metrics, all exported: {used:?}",
         used.len()
     );
-}
-
-/// The body of `GET path` over `tcp` (HTTP/1.0), if the answer is 200.
-fn get(mut tcp: std::net::TcpStream, path: &str) -> Option<String> {
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(tcp, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
-    // HTTP/1.0: the answer is the body as is, never chunked.
-    let mut response = String::new();
-    tcp.read_to_string(&mut response).ok()?;
-    if !response.lines().next().is_some_and(|l| l.contains(" 200 ")) {
-        return None;
-    }
-    Some(body(&response).to_string())
 }
 
 /// A child process killed and reaped when dropped (also when the test fails).

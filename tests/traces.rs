@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{ServerProcess, count_request};
+use common::{ServerProcess, count_request, open_stream};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -99,23 +99,6 @@ async fn span_named(
     }
 }
 
-/// The next JSON log line of a call, within 10 s.
-fn call_line(server: &ServerProcess) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = server
-            .log
-            .recv_timeout(left)
-            .expect("a call line within 10 s");
-        let value: serde_json::Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        if value["message"] == "call" {
-            return value;
-        }
-    }
-}
-
 /// A Count request carrying `traceparent` (sampled) for [`TRACE_ID`] / [`PARENT_SPAN_ID`].
 fn traced_count(n: u32) -> tonic::Request<queens::pb::CountRequest> {
     let mut request = tonic::Request::new(count_request(n));
@@ -178,7 +161,7 @@ async fn a_traced_call_arrives_as_a_child_span_of_its_trace() {
     );
     assert!(span.end_time_unix_nano >= span.start_time_unix_nano);
 
-    let line = call_line(&server);
+    let line = server.next_log("call");
     assert_eq!(line["method"], "/queens.v1.Queens/Count", "{line}");
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");
 
@@ -200,20 +183,13 @@ async fn an_untraced_call_starts_a_trace() {
     let mut client = queens::client::connect(&server.url())
         .await
         .expect("connect");
-    let mut stream = client
-        .enumerate(queens::pb::EnumerateRequest {
-            n: 6,
-            ..Default::default()
-        })
-        .await
-        .expect("enumerate")
-        .into_inner();
+    let mut stream = open_stream(&mut client, 6, false).await;
     while stream.message().await.expect("stream").is_some() {}
     let (_, span) = span_named(&mut spans, "queens.v1.Queens/Enumerate").await;
     assert!(span.parent_span_id.is_empty(), "a root span: {span:?}");
     assert_eq!(span.trace_id.len(), 16);
     assert_ne!(hex(&span.trace_id), "0".repeat(32));
-    let line = call_line(&server);
+    let line = server.next_log("call");
     assert_eq!(line["trace_id"], hex(&span.trace_id), "{line}");
 }
 
@@ -226,9 +202,9 @@ async fn without_an_exporter_the_log_still_names_the_trace() {
         .await
         .expect("connect");
     client.count(traced_count(6)).await.expect("count");
-    let line = call_line(&server);
+    let line = server.next_log("call");
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");
     client.count(count_request(6)).await.expect("count");
-    let line = call_line(&server);
+    let line = server.next_log("call");
     assert!(line.get("trace_id").is_none(), "no trace, no id: {line}");
 }

@@ -128,6 +128,24 @@ impl ServerProcess {
         format!("http://{}", self.addr)
     }
 
+    /// The next line of its JSON log (`--log-format json`) whose `message` is `message`;
+    /// panics after 10 s or on a line that is not JSON.
+    pub fn next_log(&self, message: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .log
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no {message:?} line within 10 s"));
+            let value: serde_json::Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if value["message"] == message {
+                return value;
+            }
+        }
+    }
+
     /// The process id (for signals and /proc).
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -186,6 +204,30 @@ pub async fn read_until_error(
             Err(status) => return status,
         }
     }
+}
+
+/// A free loopback port (bound and let go: a server binds it next).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The body of `GET path` from 127.0.0.1:`port` (HTTP/1.0, so never chunked), if the answer
+/// is 200.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(tcp, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).ok()?;
+    if !response.lines().next().is_some_and(|l| l.contains(" 200 ")) {
+        return None;
+    }
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    Some(body.to_string())
 }
 
 /// Runs the built `queens` binary with `args`; returns (exit code, stdout, stderr).
