@@ -17,6 +17,14 @@ const BUCKETS: [f64; 12] = [
 /// How often process metrics are refreshed.
 const PROCESS_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Whether an exporter is installed (metrics recorded without one go nowhere).
+static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process exports metrics: work done only to feed them can be skipped if not.
+pub fn installed() -> bool {
+    INSTALLED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Serves `/metrics` on `addr` (a listener of its own) and starts refreshing process
 /// metrics. Must run inside the Tokio runtime; at most once per process.
 pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
@@ -27,6 +35,7 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
             &BUCKETS,
         )?
         .install()?;
+    INSTALLED.store(true, std::sync::atomic::Ordering::Relaxed);
     metrics::describe_counter!("grpc_server_started_total", "RPCs started on the server.");
     metrics::describe_counter!(
         "grpc_server_handled_total",

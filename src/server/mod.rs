@@ -28,6 +28,7 @@ pub use self::auth::{Tokens, TokensError};
 pub use self::gate::{Arrived, CallNote, ClientId};
 pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
+pub use self::metrics::installed as metrics_installed;
 pub use self::tls::TlsError;
 pub use self::traces::{Traces, TracesError};
 

@@ -62,13 +62,17 @@ struct Reported {
 }
 
 impl Reported {
-    /// Starts telling the metric, every [`REPORT_EVERY`] until `cancel` is raised.
+    /// Starts telling the metric, every [`REPORT_EVERY`] until `cancel` is raised (no ticking
+    /// when the process exports no metrics).
     fn start(progress: Arc<Progress>, cancel: Arc<AtomicBool>) -> Arc<Reported> {
         let reported = Arc::new(Reported {
             progress,
             told: Default::default(),
             counter: metrics::counter!("queens_count_subproblems_total"),
         });
+        if !crate::server::metrics_installed() {
+            return reported;
+        }
         let ticking = reported.clone();
         tokio::spawn(async move {
             let start = tokio::time::Instant::now() + REPORT_EVERY;
