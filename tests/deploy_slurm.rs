@@ -574,6 +574,23 @@ fn slurm_array_counts_n15_exactly_also_with_a_task_requeued_mid_run() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Started again within the second its old run was killed in, slurmd refuses the new
+    // run ("Job credential revoked": Slurm compares whole seconds) and the task FAILS, as a
+    // fresh-clone CI run showed. So: wait until the old run is gone (its TERM trap removes
+    // its temporary file), then two seconds more.
+    let deadline = Instant::now() + JOB_LIMIT;
+    while fs::read_dir(&out).expect("the output folder").any(|e| {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        name.starts_with(&format!(".shard-{HELD_TASK:05}.json."))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "task {task}'s killed run left its temporary file\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
     cluster.must(&[
         "scontrol",
         "update",
