@@ -145,7 +145,7 @@ impl Queens for QueensService {
             .query
             .enumerate(request.get_ref())
             .map_err(Error::from)?;
-        let entry = stream::BoardEncoder::new(job.problem.n(), job.compact).entry_len() as u64;
+        let entry = stream::BoardEncoder::new(job.problem.n(), job.form).entry_len() as u64;
         let slot = self.admission.admit(client(&request))?;
         let deadline = deadline(&request);
         let messages = stream::start(
@@ -161,7 +161,8 @@ impl Queens for QueensService {
         );
         let items = messages.map(move |item| {
             if let Ok(batch) = &item {
-                let (bytes, boards) = (batch.bytes.len() as u64, batch.bytes.len() as u64 / entry);
+                let bytes = prost::Message::encoded_len(batch) as u64;
+                let boards = batch.bytes.len() as u64 / entry;
                 boards_sent.increment(boards);
                 bytes_sent.increment(bytes);
                 if let Some(note) = &note {

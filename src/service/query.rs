@@ -6,7 +6,7 @@
 use crate::config;
 use crate::pb;
 use crate::solver::{MAX_N, Problem, QueryError, Shard, Square};
-use crate::stream::{BoardEncoder, Enumeration};
+use crate::stream::{BoardEncoder, Enumeration, Form};
 
 impl From<&pb::Square> for Square {
     fn from(s: &pb::Square) -> Square {
@@ -97,8 +97,13 @@ impl Query {
             self.max_n,
         )?;
         let start_after = problem.check_start_after(&req.start_after)?;
-        let per_board = BoardEncoder::new(req.n, req.compact).entry_len();
-        let most = (self.max_message_bytes / per_board).max(1);
+        let form = Form::of(req.compact, req.packed);
+        let encoder = BoardEncoder::new(req.n, form);
+        let per_board = encoder.entry_len();
+        let room = self
+            .max_message_bytes
+            .saturating_sub(encoder.message_overhead());
+        let most = (room / per_board).max(1);
         let batch = match req.batch_size {
             0 => self.default_batch_bytes / per_board,
             asked => asked as usize,
@@ -108,7 +113,7 @@ impl Query {
             start_after,
             limit: (req.limit > 0).then_some(req.limit),
             batch: batch.clamp(1, most),
-            compact: req.compact,
+            form,
         })
     }
 }

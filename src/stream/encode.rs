@@ -5,7 +5,9 @@
 //! for a given `n` and form: `columns` as one packed varint field (every column is below 32,
 //! so one byte each) and, unless compact, `rows` as `n` length-delimited strings. So a batch
 //! is the concatenation of its boards' entries, and a message of `k` boards is exactly
-//! `k * entry_len` bytes. The server sends [`EncodedBatch`] through a server-only generation
+//! `k * entry_len` bytes. A packed request's boards are bare `n`-byte records, and the
+//! message is their concatenation as one field-2 (`packed`) value: a key and a length ahead
+//! of the records, written when the message goes out. The server sends [`EncodedBatch`] through a server-only generation
 //! of the service (`build.rs`, [`crate::pb::server`]); clients decode the same bytes as the
 //! plain generated `EnumerateResponse`. Batching, flushing and the channel live in
 //! `send.rs`.
@@ -16,8 +18,30 @@ use prost::encoding::{DecodeContext, WireType, encode_varint, skip_field};
 
 /// Key of field 1, length-delimited: `EnumerateResponse.boards` and packed `Board.columns`.
 const KEY_1: u8 = 1 << 3 | 2;
-/// Key of field 2, length-delimited: `Board.rows`.
+/// Key of field 2, length-delimited: `Board.rows` and `EnumerateResponse.packed`.
 const KEY_2: u8 = 2 << 3 | 2;
+
+/// How boards are written into Enumerate's responses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `Board` messages with `columns` and rendered `rows`.
+    Rows,
+    /// `Board` messages with `columns` only.
+    Compact,
+    /// Raw `n`-byte records in `EnumerateResponse.packed`.
+    Packed,
+}
+
+impl Form {
+    /// The form a request's `compact` and `packed` flags ask for (`packed` wins).
+    pub fn of(compact: bool, packed: bool) -> Form {
+        match (compact, packed) {
+            (_, true) => Form::Packed,
+            (true, false) => Form::Compact,
+            (false, false) => Form::Rows,
+        }
+    }
+}
 
 /// Writes boards of one size and form as `EnumerateResponse.boards` entries.
 #[derive(Clone, Debug)]
@@ -31,13 +55,25 @@ pub struct BoardEncoder {
     row_len: usize,
     /// Bytes one board adds to a message.
     entry_len: usize,
+    /// Whether boards are packed records.
+    packed: bool,
 }
 
 impl BoardEncoder {
-    /// An encoder for boards of size `n` (1 to [`MAX_N`]), with rows unless `compact`.
-    pub fn new(n: u32, compact: bool) -> BoardEncoder {
+    /// An encoder for boards of size `n` (1 to [`MAX_N`]) in `form`.
+    pub fn new(n: u32, form: Form) -> BoardEncoder {
         assert!((1..=MAX_N).contains(&n), "boards have 1 to {MAX_N} rows");
         let n = n as usize;
+        if form == Form::Packed {
+            return BoardEncoder {
+                header: Vec::new(),
+                rows: Vec::new(),
+                row_len: 0,
+                entry_len: n,
+                packed: true,
+            };
+        }
+        let compact = form == Form::Compact;
         let row_len = n + 2;
         let mut rows = Vec::new();
         if !compact {
@@ -55,12 +91,27 @@ impl BoardEncoder {
             header,
             rows,
             row_len,
+            packed: false,
         }
     }
 
     /// Bytes one board adds to an `EnumerateResponse` (the same for every board).
     pub fn entry_len(&self) -> usize {
         self.entry_len
+    }
+
+    /// Bytes a message of this form adds around its boards, at most: the key and length of
+    /// `packed`, nothing for `Board` messages.
+    pub fn message_overhead(&self) -> usize {
+        if self.packed { 1 + 5 } else { 0 }
+    }
+
+    /// The message that carries `bytes`, whole entries this encoder wrote.
+    pub fn batch(&self, bytes: Vec<u8>) -> EncodedBatch {
+        EncodedBatch {
+            bytes,
+            packed: self.packed,
+        }
     }
 
     /// Appends the entry of the board `columns` (each below `n`) to `out`.
@@ -79,11 +130,14 @@ impl BoardEncoder {
 }
 
 /// An `EnumerateResponse` already serialized: the server's response type. Its `Message`
-/// impl writes the bytes as they are; the server never decodes one.
+/// impl writes the bytes as they are (behind the key and length of `packed` when packed);
+/// the server never decodes one.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct EncodedBatch {
-    /// The serialized message: whole board entries, as [`BoardEncoder`] writes them.
+    /// The boards: whole entries, as [`BoardEncoder`] writes them.
     pub bytes: Vec<u8>,
+    /// The entries are packed records, sent as the `packed` field.
+    pub packed: bool,
 }
 
 impl std::fmt::Debug for EncodedBatch {
@@ -94,6 +148,10 @@ impl std::fmt::Debug for EncodedBatch {
 
 impl prost::Message for EncodedBatch {
     fn encode_raw(&self, buf: &mut impl BufMut) {
+        if self.packed {
+            buf.put_u8(KEY_2);
+            encode_varint(self.bytes.len() as u64, buf);
+        }
         buf.put_slice(&self.bytes);
     }
 
@@ -108,11 +166,17 @@ impl prost::Message for EncodedBatch {
     }
 
     fn encoded_len(&self) -> usize {
-        self.bytes.len()
+        let head = if self.packed {
+            1 + prost::encoding::encoded_len_varint(self.bytes.len() as u64)
+        } else {
+            0
+        };
+        head + self.bytes.len()
     }
 
     fn clear(&mut self) {
         self.bytes.clear();
+        self.packed = false;
     }
 }
 
@@ -155,7 +219,7 @@ mod tests {
     fn written_bytes_decode_to_the_generated_message() {
         for n in [1usize, 2, 4, 8, 11, 14, 16, 20, 31, 32] {
             for compact in [false, true] {
-                let encoder = BoardEncoder::new(n as u32, compact);
+                let encoder = BoardEncoder::new(n as u32, Form::of(compact, false));
                 let boards = samples(n);
                 let mut bytes = Vec::new();
                 for b in &boards {
@@ -163,6 +227,7 @@ mod tests {
                 }
                 let expected = EnumerateResponse {
                     boards: boards.iter().map(|b| reference(b, compact)).collect(),
+                    packed: Vec::new(),
                 };
                 assert_eq!(bytes.len(), boards.len() * encoder.entry_len());
                 assert_eq!(EnumerateResponse::decode(&bytes[..]).unwrap(), expected);
@@ -172,9 +237,7 @@ mod tests {
                     "n={n} compact={compact}"
                 );
                 assert_eq!(expected.encode_to_vec(), bytes, "n={n} compact={compact}");
-                let batch = EncodedBatch {
-                    bytes: bytes.clone(),
-                };
+                let batch = encoder.batch(bytes.clone());
                 assert_eq!(batch.encode_to_vec(), bytes);
                 assert_eq!(batch.encoded_len(), bytes.len());
             }
@@ -188,10 +251,45 @@ mod tests {
                 let board = reference(&vec![0; n], compact);
                 let len = board.encoded_len();
                 assert_eq!(
-                    BoardEncoder::new(n as u32, compact).entry_len(),
+                    BoardEncoder::new(n as u32, Form::of(compact, false)).entry_len(),
                     1 + prost::encoding::encoded_len_varint(len as u64) + len
                 );
             }
         }
+    }
+
+    #[test]
+    fn packed_records_decode_to_the_generated_message() {
+        for n in [1usize, 4, 8, 16, 32] {
+            let encoder = BoardEncoder::new(n as u32, Form::Packed);
+            assert_eq!(encoder.entry_len(), n);
+            let boards = samples(n);
+            let mut bytes = Vec::new();
+            for b in &boards {
+                encoder.push(b, &mut bytes);
+            }
+            assert_eq!(bytes, boards.concat());
+            let batch = encoder.batch(bytes.clone());
+            let expected = EnumerateResponse {
+                boards: Vec::new(),
+                packed: bytes.clone(),
+            };
+            assert_eq!(batch.encode_to_vec(), expected.encode_to_vec(), "n={n}");
+            assert_eq!(batch.encoded_len(), expected.encoded_len());
+            assert!(batch.encoded_len() <= bytes.len() + encoder.message_overhead());
+            assert_eq!(
+                EnumerateResponse::decode(&batch.encode_to_vec()[..]).unwrap(),
+                expected
+            );
+        }
+        // The largest message: the length takes four varint bytes.
+        let encoder = BoardEncoder::new(32, Form::Packed);
+        let batch = encoder.batch(vec![0; 4 * 1024 * 1024 - 32]);
+        let expected = EnumerateResponse {
+            boards: Vec::new(),
+            packed: batch.bytes.clone(),
+        };
+        assert_eq!(batch.encoded_len(), expected.encoded_len());
+        assert_eq!(batch.encode_to_vec(), expected.encode_to_vec());
     }
 }

@@ -22,7 +22,7 @@ mod encode;
 mod produce;
 mod send;
 
-pub use self::encode::{BoardEncoder, EncodedBatch};
+pub use self::encode::{BoardEncoder, EncodedBatch, Form};
 
 use self::produce::{Job, Producer};
 use self::send::Sender;
@@ -44,8 +44,8 @@ pub struct Enumeration {
     pub limit: Option<u64>,
     /// Boards per response message (within the message size cap).
     pub batch: usize,
-    /// Boards without their rendered rows.
-    pub compact: bool,
+    /// How boards are written: with rows, compact or packed.
+    pub form: Form,
 }
 
 /// How the server produces and sends streams.
@@ -194,8 +194,9 @@ pub fn start<S: Send + 'static>(
     slot: S,
 ) -> Messages {
     let plan = plan(&job, settings);
-    let encoder = BoardEncoder::new(job.problem.n(), job.compact);
+    let encoder = BoardEncoder::new(job.problem.n(), job.form);
     let entry_len = encoder.entry_len();
+    let packed = job.form == Form::Packed;
     let produce = Job {
         problem: job.problem,
         start_after: job.start_after,
@@ -215,6 +216,7 @@ pub fn start<S: Send + 'static>(
         end: end_tx,
         stopping,
         entry_len,
+        packed,
         per_message: job.batch.max(1),
         limit: job.limit,
         flush: settings.flush_interval,

@@ -22,6 +22,8 @@ pub(super) struct Sender {
     pub(super) stopping: watch::Receiver<bool>,
     /// Bytes of one board's entry.
     pub(super) entry_len: usize,
+    /// Messages carry packed records.
+    pub(super) packed: bool,
     /// Boards per message.
     pub(super) per_message: usize,
     /// Boards to send at most.
@@ -136,6 +138,7 @@ impl Sender {
         let capacity = self.per_message * self.entry_len;
         let message = EncodedBatch {
             bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
+            packed: self.packed,
         };
         let stall = self.stall;
         tokio::select! {

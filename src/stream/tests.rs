@@ -20,7 +20,7 @@ impl Sink for Encode<'_> {
 
 /// The bytes a stream of `job` must carry, from the sequential search.
 fn expected(job: &Enumeration) -> Vec<u8> {
-    let encoder = BoardEncoder::new(job.problem.n(), job.compact);
+    let encoder = BoardEncoder::new(job.problem.n(), job.form);
     let mut sink = Encode(&encoder, Vec::new());
     let _ = enumerate(
         &job.problem,
@@ -48,18 +48,22 @@ fn job(n: u32, fixed: &[Square], fundamental: bool, after: Option<Vec<u8>>) -> E
         start_after: after,
         limit: None,
         batch: 100,
-        compact: true,
+        form: Form::Compact,
     }
 }
 
 /// Every message of a stream, in order, and how it ended.
 async fn drain(job: Enumeration, settings: &Settings, pool: &Pool) -> (Vec<Vec<u8>>, Option<End>) {
     let (_stop, stopping) = watch::channel(false);
+    let job_packed = job.form == Form::Packed;
     let mut rx = start(job, settings, pool, (stopping, None), ());
     let mut messages = Vec::new();
     while let Some(item) = rx.next().await {
         match item {
-            Ok(batch) => messages.push(batch.bytes),
+            Ok(batch) => {
+                assert_eq!(batch.packed, job_packed);
+                messages.push(batch.bytes)
+            }
             Err(end) => return (messages, Some(end)),
         }
     }
@@ -80,13 +84,13 @@ async fn every_plan_streams_exactly_the_search() {
     ];
     let pool = Pool::new(2);
     for base in cases {
-        for compact in [true, false] {
+        for form in [Form::Compact, Form::Rows, Form::Packed] {
             let job = Enumeration {
-                compact,
+                form,
                 ..base.clone()
             };
             let want = expected(&job);
-            let entry = BoardEncoder::new(job.problem.n(), compact).entry_len();
+            let entry = BoardEncoder::new(job.problem.n(), form).entry_len();
             // A one-byte cap suspends every task at every chunk: the tightest order.
             for (workers, cap) in [(2, 1), (3, 64 * 1024), (1, 1)] {
                 let settings = settings(workers, cap);
