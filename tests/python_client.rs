@@ -7,7 +7,12 @@
 //! download that waits out a busy server (`--max-searches 1`, RESOURCE_EXHAUSTED), and
 //! bearer tokens against a server of its own with `--auth-tokens`: `--token` or
 //! `QUEENS_TOKEN` on every call, UNAUTHENTICATED (exit status 1) without one or with a wrong
-//! one.
+//! one. The packed form: n = 10 packed streams equal the Board streams record for record
+//! with fixed queens, fundamental, shards, start_after, limit and batch sizes; numpy arrays
+//! (uint8, shape (boards, n)); `.npy` downloads equal to the boards, resumed after kills.
+//! The command line: `http://` addresses, `--addr`/`--token` after the command, `--limit`
+//! and `--start-after` (checked locally), a server not running refused within seconds, and
+//! a finished download found "already complete" without a call.
 
 mod common;
 mod tools;
@@ -66,4 +71,14 @@ fn python_download_resumes_after_interruptions() {
 #[test]
 fn python_sends_bearer_tokens() {
     pytest("test_auth.py");
+}
+
+#[test]
+fn python_packed_streams_read_into_numpy() {
+    pytest("test_packed.py");
+}
+
+#[test]
+fn python_command_line_as_a_newcomer_uses_it() {
+    pytest("test_cli.py");
 }

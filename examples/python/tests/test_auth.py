@@ -83,6 +83,13 @@ def test_the_token_of_the_flag_is_accepted(client):
     run = client("--token", ALICE, "enumerate", "6", "--quiet")
     assert run.returncode == 0, run.stderr
     assert_complete(boards_of(run.stdout), 6, N6_BOARDS)
+    # After the command as well as before it.
+    run = client("count", "8", "--token", BOB)
+    assert (run.returncode, run.stdout) == (0, COUNT_8), run.stderr
+    run = client("enumerate", "6", "--quiet", "--token", ALICE)
+    assert run.returncode == 0, run.stderr
+    assert_complete(boards_of(run.stdout), 6, N6_BOARDS)
+    assert_refused(client("count", "8", "--token", WRONG), "the token was refused")
 
 
 def test_the_token_of_the_environment_is_accepted(client, tmp_path: pathlib.Path):

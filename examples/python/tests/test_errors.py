@@ -104,7 +104,8 @@ def test_the_client_reports_the_error(run_client, addr, tmp_path):
     done = run_client("--addr", addr, "enumerate", "33", "--out", str(out))
     assert done.returncode == 1
     assert "INVALID_ARGUMENT: n: " in done.stderr, done.stderr
-    assert out.read_text() == ""
+    # No file, not even an empty FILE.part that a later run would take for a started download.
+    assert list(tmp_path.iterdir()) == []
     done = run_client("--addr", addr, "count", "8", "--shard", "2/2")
     assert done.returncode == 1
     assert "INVALID_ARGUMENT: shard.index: " in done.stderr, done.stderr

@@ -1,7 +1,8 @@
 """An interrupted download resumes to a file with every board of n = 12 exactly once: after
 the client is killed (restarted by hand, as a user would), and after the server is killed or
 shut down under it (the client resumes by itself). A busy server (every search slot taken)
-is waited for; the resume point survives a torn last line."""
+is waited for; the resume point survives a torn last line. The download grows in FILE.part,
+renamed to FILE when complete; run again, a complete FILE is left as it is."""
 
 from __future__ import annotations
 
@@ -40,30 +41,36 @@ def test_killed_client_resumes_when_run_again(
     addr, start_client, run_client, tmp_path: pathlib.Path
 ):
     out = tmp_path / "n12.txt"
+    part = tmp_path / "n12.txt.part"
     seen = 0
     for round_ in range(3):
         client = start_client(
             *download_args(addr, out), stderr=tmp_path / f"client{round_}.err"
         )
-        seen = wait_for_lines(out, seen + 100, client)
+        seen = wait_for_lines(part, seen + 100, client)
         client.send_signal(signal.SIGKILL)
         client.wait(timeout=10)
-        partial = read_boards_allowing_torn_tail(out)
+        assert not out.exists()
+        partial = read_boards_allowing_torn_tail(part)
         assert seen <= len(partial) < SOLUTIONS, (
             "the download ended before it was interrupted"
         )
         seen = len(partial)
     # A crash in the middle of a write leaves a torn last line: it must be dropped, not kept.
-    with out.open("ab") as torn:
+    with part.open("ab") as torn:
         torn.write(b"11,3,")
     done = run_client(*download_args(addr, out, batch_size=64), "--quiet")
     assert done.returncode == 0, done.stderr
-    assert f"holds {seen} boards; resuming after" in done.stderr, done.stderr
+    assert f"{part} holds {seen} boards; resuming after" in done.stderr, done.stderr
     assert_complete(read_boards(out), N, SOLUTIONS)
+    assert not part.exists()
     # Running it once more finds nothing left to do and changes nothing.
+    before = out.read_bytes()
     again = run_client(*download_args(addr, out, batch_size=64), "--quiet")
     assert again.returncode == 0, again.stderr
-    assert_complete(read_boards(out), N, SOLUTIONS)
+    assert f"{out} is already complete ({SOLUTIONS} boards)" in again.stderr, again.stderr
+    assert "resuming" not in again.stderr, again.stderr
+    assert out.read_bytes() == before
 
 
 @pytest.mark.parametrize(
@@ -76,10 +83,11 @@ def test_client_resumes_by_itself_when_the_server_goes_away(
 ):
     out = tmp_path / "n13.txt"
     err = tmp_path / "client.err"
+    part = tmp_path / "n13.txt.part"
     client = start_client(*download_args(own_server.addr, out, n=BIG_N), stderr=err)
-    wait_for_lines(out, 100, client)
+    wait_for_lines(part, 100, client)
     own_server.stop(kill=kill)
-    assert out.read_bytes().count(b"\n") < BIG_SOLUTIONS, (
+    assert part.read_bytes().count(b"\n") < BIG_SOLUTIONS, (
         "the download ended before the server went away"
     )
     own_server.start()
