@@ -245,7 +245,7 @@ def stream(
         except grpc.RpcError as error:
             if error.code() == grpc.StatusCode.UNAVAILABLE and not answered:
                 raise Unreachable(error) from None
-            if error.code() not in RETRYABLE:
+            if not retryable(error):
                 raise
             if failures == 0:
                 failed_since = time.monotonic()
@@ -255,6 +255,13 @@ def stream(
                 raise
             failures += 1
             time.sleep(min(0.1 * 2**failures, 2.0))
+
+
+def retryable(error: grpc.RpcError) -> bool:
+    """Whether asking again may help: a RETRYABLE code, but not grpcio's own refusal of a
+    message above its receive limit (also RESOURCE_EXHAUSTED, and the same on every try;
+    this server keeps every message below the 4 MiB default)."""
+    return error.code() in RETRYABLE and "larger than max" not in (error.details() or "")
 
 
 def enumerate_array(

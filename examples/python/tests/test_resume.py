@@ -153,3 +153,35 @@ def test_resume_point_of_a_file(client_module, tmp_path: pathlib.Path):
     path.write_bytes(b"1,3,0,2\n")
     with path.open("a+b") as out, pytest.raises(SystemExit):
         client_module.read_resume_point(out, 5)
+
+
+def test_which_errors_are_retried(client_module):
+    import grpc
+
+    class Error(grpc.RpcError):
+        def __init__(self, code, details):
+            self._code, self._details = code, details
+
+        def code(self):
+            return self._code
+
+        def details(self):
+            return self._details
+
+    codes = grpc.StatusCode
+    retried = [
+        (codes.UNAVAILABLE, "server shutting down"),
+        (codes.RESOURCE_EXHAUSTED, "all 2 search slots are busy; retry later"),
+        (codes.DEADLINE_EXCEEDED, "the search ran for its time limit"),
+    ]
+    answers = [
+        (codes.INVALID_ARGUMENT, "n: 0 is not a supported board size"),
+        (codes.UNAUTHENTICATED, "no token"),
+        # grpcio's own limit on a message it receives: the same again on every try.
+        (
+            codes.RESOURCE_EXHAUSTED,
+            "Received message larger than max (4194309 vs. 4194304)",
+        ),
+    ]
+    assert all(client_module.retryable(Error(*case)) for case in retried)
+    assert not any(client_module.retryable(Error(*case)) for case in answers)
