@@ -3,7 +3,7 @@
 // reference enumerator, ../../../shared/peers/count-ref.c) timed in the same run:
 //
 //   node bench.js [--addr URL] [--n 16] [--runs K] [--count-ref PATH] [--server-pid PID]
-//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli]
+//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay]
 //
 // Each line is one way of draining every board of n (14,772,512 for n = 16), with its wall
 // time, boards/s and ratio to the boards/s of `count-ref -e N | cat > /dev/null`:
@@ -19,6 +19,13 @@
 // The client's CPU seconds are shown for the in-process lines, the server's too with
 // --server-pid (read from /proc). count-ref is built with gcc -O3 -march=native into the
 // system's temporary folder unless --count-ref names a build.
+//
+// --replay measures the client alone: the packed and CLI lines again against a stand-in
+// server (this file, run as a child with --replay-server) that replays the records of
+// `count-ref -e N`, held in memory, as packed messages of the requested batch size and costs
+// next to nothing per board. It answers Enumerate only, and ignores every field but n and
+// batch_size (its order is count-ref's, not lexicographic). The difference between these
+// lines and the ones against the real server is the server's share.
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
@@ -40,6 +47,8 @@ const { values } = parseArgs({
     'batch-bytes': { type: 'string', default: String(PACKED_BATCH_BYTES) },
     'no-boards': { type: 'boolean' },
     'no-cli': { type: 'boolean' },
+    replay: { type: 'boolean' },
+    'replay-server': { type: 'boolean' },
   },
 });
 const n = Number(values.n);
@@ -53,15 +62,15 @@ function cpuOf(pid) {
 }
 
 /** Runs measure() and reports its wall time, boards/s and the CPU spent by us and the server. */
-async function timed(label, measure) {
-  const serverBefore = cpuOf(values['server-pid']);
+async function timed(label, measure, serverPid = values['server-pid']) {
+  const serverBefore = cpuOf(serverPid);
   const ownBefore = process.cpuUsage();
   const start = process.hrtime.bigint();
   const { boards, childCpu = 0 } = await measure();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const own = process.cpuUsage(ownBefore);
   const clientCpu = (own.user + own.system) / 1e6 + childCpu;
-  const serverCpu = values['server-pid'] ? cpuOf(values['server-pid']) - serverBefore : undefined;
+  const serverCpu = serverPid ? cpuOf(serverPid) - serverBefore : undefined;
   return { label, boards, seconds, rate: boards / seconds, clientCpu, serverCpu };
 }
 
@@ -97,6 +106,13 @@ async function countRef(binary) {
   return { boards: Number(/\d+/.exec(stderr)[0]), childCpu: cpu };
 }
 
+/** Resolves once client is connected: the connection's set-up is not measured. */
+function ready(client) {
+  return new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 10000, (error) => (error ? reject(error) : resolve())),
+  );
+}
+
 /** Drains the stream of n in this process: format the batches as text, or only touch them. */
 async function drain(client, { packed = true, text = false, batchBytes }) {
   const request = { n, batch_size: packed ? Math.max(1, Math.floor(batchBytes / n)) : 1024 };
@@ -109,10 +125,10 @@ async function drain(client, { packed = true, text = false, batchBytes }) {
   return { boards, sink };
 }
 
-async function cli(extra) {
+async function cli(addr, extra) {
   const script = path.join(__dirname, 'client.js');
   // Not --quiet: the progress line's last count is the number of boards written.
-  const command = `'${process.execPath}' '${script}' --addr '${values.addr}' enumerate ${n} ${extra}`;
+  const command = `'${process.execPath}' '${script}' --addr '${addr}' enumerate ${n} ${extra}`;
   const { stderr, cpu } = await shell(`${command} | cat > /dev/null`);
   const counts = [...stderr.matchAll(/(\d+) boards,/g)];
   return { boards: counts.length ? Number(counts.at(-1)[1]) : 0, childCpu: cpu };
@@ -121,10 +137,56 @@ async function cli(extra) {
 function row({ label, boards, seconds, rate, clientCpu, serverCpu }, reference) {
   const cpu = `client ${clientCpu.toFixed(1)} CPU-s` + (serverCpu === undefined ? '' : `, server ${serverCpu.toFixed(1)} CPU-s`);
   const ratio = reference ? `${(rate / reference).toFixed(2)}×` : '1.00×';
-  return `${label.padEnd(34)} ${String(boards).padStart(9)} boards ${seconds.toFixed(2).padStart(6)} s ${(rate / 1e6).toFixed(2).padStart(5)} M boards/s ${ratio.padStart(6)}  (${cpu})`;
+  return `${label.padEnd(44)} ${String(boards).padStart(9)} boards ${seconds.toFixed(2).padStart(6)} s ${(rate / 1e6).toFixed(2).padStart(5)} M boards/s ${ratio.padStart(6)}  (${cpu})`;
+}
+
+/** The stand-in server of --replay: the raw records on stdin, served as packed messages. */
+async function replayServer() {
+  const grpc = require('@grpc/grpc-js');
+  const protoLoader = require('@grpc/proto-loader');
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  const records = Buffer.concat(chunks);
+  const proto = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
+  const definition = protoLoader.loadSync(proto, { keepCase: true, longs: String, defaults: true });
+  const server = new grpc.Server({ 'grpc-node.flow_control_window': 4 << 20 });
+  server.addService(grpc.loadPackageDefinition(definition).queens.v1.Queens.service, {
+    Enumerate(call) {
+      const size = Math.min(call.request.batch_size || 65536, Math.floor((4 << 20) / n) - 1) * n;
+      let at = 0;
+      const pump = () => {
+        while (at < records.length) {
+          const more = call.write({ packed: records.subarray(at, at + size) });
+          at += size;
+          if (!more) return void call.once('drain', pump);
+        }
+        call.end();
+      };
+      pump();
+    },
+  });
+  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => {
+    if (error) throw error;
+    console.log(`127.0.0.1:${port}`);
+  });
+}
+
+/** Starts the --replay stand-in fed by count-ref; resolves to { addr, child } once it listens. */
+function startReplay(binary) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [__filename, '--n', String(n), '--replay-server'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const source = spawn(binary, ['-e', String(n)], { stdio: ['ignore', 'pipe', 'ignore'] });
+    source.on('error', reject);
+    source.stdout.pipe(child.stdin);
+    child.on('exit', (code) => reject(new Error(`the replay server exited (${code})`)));
+    child.stdout.once('data', (line) => resolve({ addr: line.toString().trim(), child }));
+  });
 }
 
 async function main() {
+  if (values['replay-server']) return replayServer();
   const binary = countRefBinary();
   const client = connect(values.addr);
   const batchSizes = values['batch-bytes'].split(',').map(Number);
@@ -141,17 +203,33 @@ async function main() {
         }
         console.log(row(result, reference.rate));
       };
-      for (const batchBytes of batchSizes) {
-        const kib = `${batchBytes >> 10} KiB messages`;
-        check(await timed(`packed, drain, ${kib}`, () => drain(client, { batchBytes })));
-        check(await timed(`packed, text, ${kib}`, () => drain(client, { batchBytes, text: true })));
-      }
-      if (!values['no-cli']) {
-        check(await timed('CLI text | cat', () => cli('')));
-        check(await timed('CLI --packed | cat', () => cli('--packed')));
-      }
+      const packedRuns = async (client, addr, suffix, pid) => {
+        for (const batchBytes of batchSizes) {
+          const kib = `${batchBytes >> 10} KiB messages${suffix}`;
+          check(await timed(`packed, drain, ${kib}`, () => drain(client, { batchBytes }), pid));
+          check(await timed(`packed, text, ${kib}`, () => drain(client, { batchBytes, text: true }), pid));
+        }
+        if (!values['no-cli']) {
+          check(await timed(`CLI text | cat${suffix}`, () => cli(addr, ''), pid));
+          check(await timed(`CLI --packed | cat${suffix}`, () => cli(addr, '--packed'), pid));
+        }
+      };
+      await ready(client);
+      await packedRuns(client, values.addr, '', values['server-pid']);
       if (!values['no-boards']) {
         check(await timed('Board form, text, batch 1024', () => drain(client, { packed: false, text: true })));
+      }
+      if (values.replay) {
+        const replay = await startReplay(binary);
+        const replayClient = connect(replay.addr);
+        try {
+          await ready(replayClient);
+          await packedRuns(replayClient, replay.addr, ' (replay)', replay.child.pid);
+        } finally {
+          replayClient.close();
+          replay.child.removeAllListeners('exit');
+          replay.child.kill();
+        }
       }
     }
   } finally {

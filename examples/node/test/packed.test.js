@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { test, before, after } = require('node:test');
+const grpc = require('@grpc/grpc-js');
 const { connect, download, packedBatches, packedToText, packedToBoards, boardsToPacked } = require('../client.js');
 const { collect, assertComplete, runCli } = require('./helpers.js');
 
@@ -164,4 +165,20 @@ test('the command line writes raw n-byte records with --packed, and resumes such
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.match(resumed.stderr, /holds 100 boards; resuming after /);
   assert.ok(fs.readFileSync(file).equals(raw.bytes));
+});
+
+test('a message above the client\'s receive limit fails at once: RESOURCE_EXHAUSTED of its own, not retried', async () => {
+  const small = connect(addr, { channelOptions: { 'grpc.max_receive_message_length': 1000 } });
+  const logged = [];
+  const start = Date.now();
+  try {
+    await assert.rejects(
+      download(small, { n: 10, batch_size: 724 }, async () => {}, { log: (line) => logged.push(line) }),
+      (error) => error.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/.test(error.details),
+    );
+  } finally {
+    small.close();
+  }
+  assert.deepEqual(logged, []);
+  assert.ok(Date.now() - start < 10000);
 });
