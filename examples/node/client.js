@@ -37,7 +37,8 @@ const DEFAULT_BATCH_SIZE = 1024;
 // caps a message at 4 MiB and flushes a partly filled one after a moment, so sparse searches
 // still arrive as they are found.
 const PACKED_BATCH_BYTES = 1 << 20;
-// Largest message accepted: the server's 4 MiB cap plus room for the message's framing.
+// Largest message accepted: a margin over the server's 4 MiB cap, which is also grpc-js's
+// default limit (a server whose cap counted differently would otherwise fail every stream).
 const MAX_RECEIVE_BYTES = 8 << 20;
 // The client connects to the server itself only after this; until then an UNAVAILABLE is
 // "cannot connect", reported at once.
@@ -93,7 +94,9 @@ function connect(addr, options = {}) {
     'grpc.max_reconnect_backoff_ms': 2000,
     'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
     // A 4 MiB HTTP/2 window instead of 64 KiB: the server sends 1 MiB messages without
-    // waiting for a window update every 64 KiB (measured in bench.js).
+    // waiting for a window update every 64 KiB. Drained from bench.js's replay server:
+    // 41 M boards/s against 23 to 36 M; no difference against the real server, whose search
+    // is the limit.
     'grpc-node.flow_control_window': 4 << 20,
     interceptors: options.token ? [bearerToken(options.token)] : [],
     ...options.channelOptions,
