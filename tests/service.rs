@@ -199,6 +199,139 @@ async fn batches_respect_batch_size_and_the_4mib_cap() {
     }
 }
 
+/// One stream's boards as n-byte records, and its messages' record counts: from `packed`
+/// when the request is packed (then no message may carry `boards`), else from `boards`.
+async fn records(c: &mut Client, request: EnumerateRequest) -> (Vec<u8>, Vec<usize>) {
+    let (n, packed) = (request.n as usize, request.packed);
+    let all = messages(c, request).await.expect("stream");
+    let (mut records, mut sizes) = (Vec::new(), Vec::new());
+    for m in &all {
+        if packed {
+            assert!(m.boards.is_empty(), "a packed message carried boards");
+            assert!(!m.packed.is_empty() && m.packed.len() % n == 0);
+            records.extend_from_slice(&m.packed);
+            sizes.push(m.packed.len() / n);
+        } else {
+            assert!(m.packed.is_empty(), "a boards message carried packed bytes");
+            for b in &m.boards {
+                assert_eq!(b.columns.len(), n);
+                records.extend(b.columns.iter().map(|&c| u8::try_from(c).unwrap()));
+            }
+            sizes.push(m.boards.len());
+        }
+    }
+    (records, sizes)
+}
+
+#[tokio::test]
+async fn packed_streams_equal_board_streams_record_for_record() {
+    use prost::Message;
+    let server = InProcess::start().await;
+    let mut c = client(&server).await;
+    let square = |row, column| Square { row, column };
+    let shard = |index, count| Some(Shard { index, count });
+    let base = |n| EnumerateRequest {
+        n,
+        ..Default::default()
+    };
+    let cases = vec![
+        base(1),
+        base(4),
+        base(10),
+        // Big enough for the parallel producer.
+        base(12),
+        EnumerateRequest {
+            fixed: vec![square(3, 4), square(0, 1)],
+            ..base(10)
+        },
+        EnumerateRequest {
+            fundamental: true,
+            ..base(11)
+        },
+        EnumerateRequest {
+            shard: shard(2, 5),
+            ..base(10)
+        },
+        EnumerateRequest {
+            start_after: vec![4, 0, 9, 9, 9, 9, 9, 9, 9, 9],
+            ..base(10)
+        },
+        EnumerateRequest {
+            limit: 77,
+            batch_size: 10,
+            ..base(10)
+        },
+        EnumerateRequest {
+            fundamental: true,
+            shard: shard(1, 3),
+            start_after: vec![1, 3, 5, 0, 0, 0, 0, 0, 0, 0, 0],
+            limit: 50,
+            batch_size: 7,
+            compact: true,
+            ..base(11)
+        },
+        EnumerateRequest {
+            fixed: vec![square(2, 2)],
+            shard: shard(1, 3),
+            start_after: vec![1, 3, 5, 0, 0, 0, 0, 0, 0, 0, 0],
+            limit: 50,
+            batch_size: 7,
+            ..base(11)
+        },
+        // Attacking fixed queens: nothing, in both forms.
+        EnumerateRequest {
+            fixed: vec![square(0, 0), square(1, 1)],
+            ..base(8)
+        },
+    ];
+    for request in cases {
+        let (want, want_sizes) = records(&mut c, request.clone()).await;
+        let packed = EnumerateRequest {
+            packed: true,
+            ..request.clone()
+        };
+        let (got, sizes) = records(&mut c, packed).await;
+        assert!(got == want, "{request:?}: packed records differ");
+        if request.batch_size > 0 {
+            assert!(sizes.iter().all(|&s| s <= request.batch_size as usize));
+            // Same batch size, same cut into messages.
+            assert_eq!(sizes, want_sizes, "{request:?}");
+        }
+    }
+
+    // The 4 MiB cap: at n = 20, 209,715 records a message at most, never over 4 MiB. (n = 32
+    // is checked in `service::query`'s tests: its first boards in lexicographic order come
+    // at a few hundred a second, too slow to fill messages here.)
+    let request = EnumerateRequest {
+        n: 20,
+        limit: 450_000,
+        batch_size: u32::MAX,
+        packed: true,
+        ..Default::default()
+    };
+    let all = messages(&mut c, request.clone()).await.unwrap();
+    assert!(all.len() >= 3, "{} messages", all.len());
+    for m in &all {
+        assert!(
+            m.encoded_len() <= 4 * 1024 * 1024,
+            "{} bytes",
+            m.encoded_len()
+        );
+        assert!(m.boards.is_empty() && m.packed.len() % 20 == 0);
+    }
+    assert!(all.iter().all(|m| m.packed.len() <= 209_715 * 20));
+    let got: Vec<u8> = all.iter().flat_map(|m| m.packed.iter().copied()).collect();
+    assert_eq!(got.len(), 450_000 * 20);
+    let compact = EnumerateRequest {
+        packed: false,
+        compact: true,
+        ..request
+    };
+    let (want, _) = records(&mut c, compact).await;
+    assert!(got == want, "n = 20: packed records differ");
+    assert!(got.chunks_exact(20).all(naive::is_solution));
+}
+
 #[tokio::test]
 async fn every_feature_agrees_with_filtering_the_full_stream() {
     let server = InProcess::start().await;

@@ -117,3 +117,41 @@ impl Query {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packed request's batch at the largest size asked for, and its message's bytes.
+    fn packed_batch(n: u32, batch_size: u32) -> (usize, usize) {
+        let request = pb::EnumerateRequest {
+            n,
+            batch_size,
+            packed: true,
+            ..Default::default()
+        };
+        let job = Query::default().enumerate(&request).expect("valid");
+        let encoder = BoardEncoder::new(n, Form::Packed);
+        let message = encoder.batch(vec![0; job.batch * n as usize]);
+        (job.batch, prost::Message::encoded_len(&message))
+    }
+
+    #[test]
+    fn packed_batches_stay_under_the_4_mib_cap() {
+        const CAP: usize = 4 * 1024 * 1024;
+        // n = 32: 131,071 records of 32 bytes plus the field's key and length.
+        assert_eq!(packed_batch(32, u32::MAX), (131_071, 131_071 * 32 + 5));
+        for n in 1..=MAX_N {
+            let (batch, bytes) = packed_batch(n, u32::MAX);
+            assert!(bytes <= CAP, "n = {n}: {bytes} bytes");
+            // One more record would not fit, with room for the largest key and length.
+            assert!(
+                (batch + 1) * n as usize + 6 > CAP,
+                "n = {n}: {batch} records"
+            );
+            assert_eq!(packed_batch(n, 3).0, 3);
+        }
+        // The default aims at the default message size.
+        assert_eq!(packed_batch(16, 0).0, config::DEFAULT_BATCH_BYTES / 16);
+    }
+}
