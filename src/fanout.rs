@@ -610,20 +610,20 @@ impl ShardTask for EnumerateShard {
                 count: self.job.shards,
             }),
             start_after,
-            compact: true,
+            packed: true,
             ..Default::default()
         };
+        let n = self.job.n as usize;
         let mut stream = client.enumerate(request).await?.into_inner();
+        let mut text = Vec::new();
         while let Some(message) = stream.message().await? {
-            let mut text = Vec::new();
-            for board in &message.boards {
-                crate::render::compact(&board.columns, &mut text);
-                text.push(b'\n');
-            }
+            let records = crate::client::records(n, &message);
+            text.clear();
+            crate::render::compact_records(n, &records, &mut text);
             out.write_all(&text).map_err(io)?;
             // Whole lines reach the file message by message: a resume starts after them.
             out.flush().map_err(io)?;
-            written += message.boards.len() as u64;
+            written += (records.len() / n.max(1)) as u64;
         }
         out.flush().map_err(io)?;
         let mut manifest = self.manifest.lock().expect("manifest lock");

@@ -50,7 +50,8 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Stream the solutions of an n×n board from a running server, in lexicographic order;
-    /// or, with --endpoints and --out, fetch them shard by shard into files, resumably.
+    /// or, with --out, fetch them shard by shard into files, resumably (from the server, or
+    /// spread over --endpoints).
     Enumerate {
         /// Board size.
         n: u32,
@@ -58,9 +59,9 @@ enum Command {
         common: Common,
         #[command(flatten)]
         spread: Spread,
-        /// With --endpoints: the directory for one file per shard and a manifest; rerunning
+        /// The directory for one file of column lists per shard and a manifest; rerunning
         /// the same command resumes and finishes the job.
-        #[arg(long, value_name = "DIR", requires = "endpoints")]
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["packed", "limit", "start_after", "batch_size"])]
         out: Option<PathBuf>,
         /// Only one board per symmetry class (rotations and reflections): the least.
         #[arg(long)]
@@ -69,8 +70,12 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         limit: u64,
         /// Print column vectors (`1,3,0,2`), one per line, instead of rendered boards.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "packed")]
         compact: bool,
+        /// Write raw n-byte records (byte r = the column of row r's queen), no separators:
+        /// the fastest form, for programs.
+        #[arg(long)]
+        packed: bool,
         /// Resume after this column vector (n comma-separated columns).
         #[arg(long, value_name = "C,C,...", value_delimiter = ',')]
         start_after: Vec<u32>,
@@ -341,6 +346,7 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             fundamental,
             limit,
             compact,
+            packed,
             start_after,
             batch_size,
             spread,
@@ -348,7 +354,11 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
         } => {
             if let Some(dir) = out {
                 let job = job(n, &common, fundamental, &spread)?;
-                client::enumerate_fanout(job, &spread.endpoints, &dir).await?;
+                let endpoints = match spread.endpoints.is_empty() {
+                    true => vec![common.addr.clone()],
+                    false => spread.endpoints.clone(),
+                };
+                client::enumerate_fanout(job, &endpoints, &dir).await?;
                 return Ok(());
             }
             if !spread.endpoints.is_empty() || spread.shards.is_some() {
@@ -367,8 +377,14 @@ async fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 limit,
                 batch_size,
                 compact,
+                packed,
             };
-            client::enumerate(&common.target(), request).await?;
+            let print = match (packed, compact) {
+                (true, _) => client::Print::Packed,
+                (false, true) => client::Print::Compact,
+                (false, false) => client::Print::Classic,
+            };
+            client::enumerate(&common.target(), request, print).await?;
         }
     }
     Ok(())

@@ -178,3 +178,78 @@ fn shards_without_endpoints_or_out_are_refused() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("--out DIR"), "{err}");
 }
+
+#[test]
+fn packed_writes_the_compact_boards_as_raw_records() {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    for args in [&["9"][..], &["10", "--fixed", "2,3", "--limit", "20"][..]] {
+        let run = |form: &str| {
+            let mut all = vec!["enumerate", form, "--addr", &url];
+            all.extend_from_slice(args);
+            queens_cli(&all)
+        };
+        let (code, packed, err) = run("--packed");
+        assert_eq!(code, 0, "{err}");
+        let (code, compact, err) = run("--compact");
+        assert_eq!(code, 0, "{err}");
+        let n: usize = args[0].parse().unwrap();
+        let expected: Vec<u8> = compact
+            .lines()
+            .flat_map(|l| l.split(',').map(|c| c.parse::<u8>().unwrap()))
+            .collect();
+        assert!(!expected.is_empty());
+        assert_eq!(packed.len(), expected.len());
+        assert_eq!(packed.as_bytes(), expected.as_slice(), "{args:?}");
+        assert_eq!(expected.len() % n, 0);
+    }
+    let (code, _, err) = queens_cli(&["enumerate", "8", "--packed", "--compact"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn out_fetches_into_files_from_one_server_and_resumes() {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    let dir = std::env::temp_dir().join(format!("queens-cli-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_text = dir.to_str().unwrap();
+    let (code, all, err) = queens_cli(&["enumerate", "9", "--compact", "--addr", &url]);
+    assert_eq!(code, 0, "{err}");
+    let mut expected: Vec<&str> = all.lines().collect();
+    expected.sort_unstable();
+    assert_eq!(expected.len(), 352);
+    for _ in 0..2 {
+        // The second run finds the job done and changes nothing.
+        let (code, out, err) = queens_cli(&[
+            "enumerate",
+            "9",
+            "--out",
+            dir_text,
+            "--shards",
+            "3",
+            "--addr",
+            &url,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("boards: 352 in 3 shard files"), "{out}");
+        let mut lines = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                lines.extend(
+                    std::fs::read_to_string(&path)
+                        .unwrap()
+                        .lines()
+                        .map(str::to_string),
+                );
+            }
+        }
+        lines.sort_unstable();
+        assert_eq!(lines, expected);
+    }
+    // A file job is a whole enumeration: paging flags are refused, not ignored.
+    let (code, _, err) = queens_cli(&["enumerate", "9", "--out", dir_text, "--limit", "5"]);
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

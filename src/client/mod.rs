@@ -8,10 +8,12 @@
 mod output;
 
 pub use self::output::{
-    Target, count, count_fanout, count_local, enumerate, enumerate_fanout, fanout_job, sum,
+    Print, Target, count, count_fanout, count_local, enumerate, enumerate_fanout, fanout_job, sum,
 };
 
+use crate::pb::EnumerateResponse;
 use crate::pb::queens_client::QueensClient;
+use std::borrow::Cow;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -93,6 +95,20 @@ impl From<tonic::Status> for Error {
     fn from(status: tonic::Status) -> Error {
         Error::Status(Box::new(status))
     }
+}
+
+/// The boards of one Enumerate response of size `n` as `n`-byte records (byte r = the
+/// column of row r): its `packed` bytes as they are, or, from a server that predates
+/// `packed` and sent `Board` messages, their columns.
+pub fn records(n: usize, message: &EnumerateResponse) -> Cow<'_, [u8]> {
+    if message.boards.is_empty() {
+        return Cow::Borrowed(&message.packed);
+    }
+    let mut records = Vec::with_capacity(message.boards.len() * n);
+    for board in &message.boards {
+        records.extend(board.columns.iter().map(|&c| c as u8));
+    }
+    Cow::Owned(records)
 }
 
 /// Connects to a server at `addr`: a URL (`http://host:port`) or a bare `host:port`.

@@ -98,38 +98,97 @@ pub async fn count(target: &Target, request: CountRequest) -> Result<(), Error> 
     Ok(())
 }
 
-/// `enumerate`: the boards of one stream on stdout as they come, classic (a blank line
-/// between boards) or compact (one column list per line). A closed stdout (`| head`) ends
-/// the command quietly.
-pub async fn enumerate(target: &Target, request: EnumerateRequest) -> Result<(), Error> {
-    let compact = request.compact;
+/// How `enumerate` writes boards on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Print {
+    /// Rendered rows, a blank line between boards.
+    Classic,
+    /// One column list (`1,3,0,2`) per line.
+    Compact,
+    /// Raw `n`-byte records (byte r = the column of row r), as `count-ref -e` writes them.
+    Packed,
+}
+
+/// `enumerate`: the boards of one stream on stdout as they come, in the form `print` asks
+/// for, with a progress bar on a terminal (its total from a Count asked alongside). The
+/// boards travel packed whatever the form, and are written from those bytes. A closed
+/// stdout (`| head`) ends the command quietly.
+pub async fn enumerate(
+    target: &Target,
+    mut request: EnumerateRequest,
+    print: Print,
+) -> Result<(), Error> {
+    request.packed = true;
+    let n = request.n as usize;
     let mut client = target.connect().await?;
+    let bar = enumerate_bar(&client, &request);
     let mut stream = client.enumerate(request).await?.into_inner();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let table = crate::render::row_table(n);
     let mut text = Vec::new();
     let mut first = true;
     while let Some(response) = stream.message().await? {
-        text.clear();
-        for board in &response.boards {
-            if compact {
-                crate::render::compact(&board.columns, &mut text);
-            } else {
-                if !first {
-                    text.push(b'\n');
-                }
-                crate::render::classic(&board.columns, &mut text);
+        let records = super::records(n, &response);
+        let bytes: &[u8] = match print {
+            Print::Packed => &records,
+            Print::Compact => {
+                text.clear();
+                crate::render::compact_records(n, &records, &mut text);
+                &text
             }
-            if compact {
-                text.push(b'\n');
+            Print::Classic => {
+                text.clear();
+                crate::render::classic_records(n, &table, &records, first, &mut text);
+                &text
             }
-            first = false;
-        }
-        if out.write_all(&text).and_then(|()| out.flush()).is_err() {
+        };
+        first &= records.is_empty();
+        if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
             return Ok(());
         }
+        if let Some(bar) = &bar {
+            bar.inc((records.len() / n.max(1)) as u64);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     Ok(())
+}
+
+/// A progress bar for an Enumerate stream when stderr is a terminal; its total comes from a
+/// Count of the same question asked alongside (none when resuming, or when the count fails).
+fn enumerate_bar(client: &Client, request: &EnumerateRequest) -> Option<ProgressBar> {
+    let bar = bar("{bar:30} {pos}/{len} boards, {per_sec}, {elapsed} elapsed, ETA {eta}")?;
+    if !request.start_after.is_empty() {
+        bar.set_style(
+            ProgressStyle::with_template("{pos} boards, {per_sec}, {elapsed} elapsed")
+                .expect("a valid template"),
+        );
+        return Some(bar);
+    }
+    let (mut client, shown) = (client.clone(), bar.clone());
+    let count = CountRequest {
+        n: request.n,
+        fixed: request.fixed.clone(),
+        shard: request.shard,
+    };
+    let (fundamental, limit) = (request.fundamental, request.limit);
+    tokio::spawn(async move {
+        if let Ok(counted) = client.count(count).await {
+            let counted = counted.into_inner();
+            let total = if fundamental {
+                counted.fundamental
+            } else {
+                Some(counted.solutions)
+            };
+            if let Some(total) = total {
+                shown.set_length(if limit > 0 { total.min(limit) } else { total });
+            }
+        }
+    });
+    Some(bar)
 }
 
 /// `count --endpoints`: the total on stdout, per-endpoint statistics on stderr.
