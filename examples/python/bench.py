@@ -11,7 +11,8 @@ Each round times, one after the other on the same machine, `count-ref -e N | cat
 then the client draining the same N:
 
 - numpy: the packed stream read into numpy arrays (numpy.frombuffer per response, kept in a
-  list), for each --batch (boards per message; default 65536, the client's default);
+  list), for each --batch (boards per message; default 0, the server's choice, as the
+  client's default);
 - npy: the program's download to a .npy file (`enumerate N --out FILE.npy`);
 - text: the program's download to a text file (`enumerate N --out FILE`);
 - boards: the old way, compact Board messages (batch 1024) decoded one board at a time into

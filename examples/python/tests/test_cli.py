@@ -198,3 +198,11 @@ def read(path: pathlib.Path) -> list[list[int]]:
     if path.suffix == ".npy":
         return numpy.load(path).tolist()
     return read_boards(path)
+
+
+def test_an_unwritable_file_is_an_error_not_a_traceback(run_client, addr, tmp_path):
+    out = tmp_path / "no such folder" / "n8.txt"
+    done = run_client("--addr", addr, "enumerate", "8", "--out", str(out), "--quiet")
+    assert done.returncode == 1, done.stderr
+    assert "queens_client: [Errno 2] No such file or directory" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
