@@ -52,10 +52,13 @@ MODES = ("numpy", "npy", "text", "boards", "replay")
 
 def build_count_ref(scratch: pathlib.Path) -> pathlib.Path:
     if not COUNT_REF_SOURCE.exists():
-        sys.exit(f"bench: no {COUNT_REF_SOURCE}; give a built count-ref with --count-ref PATH")
+        sys.exit(
+            f"bench: no {COUNT_REF_SOURCE}; give a built count-ref with --count-ref PATH"
+        )
     binary = scratch / "count-ref"
     subprocess.run(
-        ["gcc", "-O3", "-march=native", "-o", str(binary), str(COUNT_REF_SOURCE)], check=True
+        ["gcc", "-O3", "-march=native", "-o", str(binary), str(COUNT_REF_SOURCE)],
+        check=True,
     )
     return binary
 
@@ -71,7 +74,10 @@ def cpu_of(pid: int | None) -> float:
 def time_count_ref(binary: pathlib.Path, n: int) -> float:
     start = time.perf_counter()
     subprocess.run(
-        f"'{binary}' -e {n} | cat > /dev/null", shell=True, check=True, stderr=subprocess.DEVNULL
+        f"'{binary}' -e {n} | cat > /dev/null",
+        shell=True,
+        check=True,
+        stderr=subprocess.DEVNULL,
     )
     return time.perf_counter() - start
 
@@ -136,7 +142,16 @@ def start_replay(n: int, boards: int) -> tuple[subprocess.Popen, str]:
         probe.bind(("127.0.0.1", 0))
         addr = f"127.0.0.1:{probe.getsockname()[1]}"
     replay = subprocess.Popen(
-        [sys.executable, __file__, "--replay-server", addr, "--n", str(n), "--replay-boards", str(boards)],
+        [
+            sys.executable,
+            __file__,
+            "--replay-server",
+            addr,
+            "--n",
+            str(n),
+            "--replay-boards",
+            str(boards),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -151,12 +166,17 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--batch", type=int, action="append", help="boards per message for numpy (repeatable)"
+        "--batch",
+        type=int,
+        action="append",
+        help="boards per message for numpy (repeatable)",
     )
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--boards-rounds", type=int, default=1)
     parser.add_argument("--count-ref", type=pathlib.Path)
-    parser.add_argument("--server-pid", type=int, help="report the server's CPU seconds too")
+    parser.add_argument(
+        "--server-pid", type=int, help="report the server's CPU seconds too"
+    )
     parser.add_argument("--replay-server", help=argparse.SUPPRESS)
     parser.add_argument("--replay-boards", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -174,7 +194,9 @@ def main() -> None:
     try:
         count_ref = args.count_ref or build_count_ref(scratch)
         expected = queens_client.count(stub, n)[0]
-        print(f"n = {n}: {expected:,} boards; count-ref: {count_ref}; server at {args.addr}")
+        print(
+            f"n = {n}: {expected:,} boards; count-ref: {count_ref}; server at {args.addr}"
+        )
 
         def report(line: str, run: Run, boards: int, reference: float) -> None:
             if boards != expected:
@@ -191,7 +213,9 @@ def main() -> None:
 
         for round_ in range(args.rounds):
             reference = time_count_ref(count_ref, n)
-            results.setdefault("count-ref -e | cat", []).append((expected / reference, 1.0))
+            results.setdefault("count-ref -e | cat", []).append(
+                (expected / reference, 1.0)
+            )
             print(
                 f"round {round_ + 1}: count-ref -e {n} | cat: {reference:6.2f} s "
                 f"{expected / reference / 1e6:6.2f} M boards/s",
@@ -239,7 +263,9 @@ def main() -> None:
                         with Run(replay.pid) as run:
                             arrays = list(queens_client.stream(replay_stub, request))
                             boards = sum(len(a) for a in arrays)
-                        report(f"replay -> numpy, batch {batch}", run, boards, reference)
+                        report(
+                            f"replay -> numpy, batch {batch}", run, boards, reference
+                        )
                         del arrays
                 finally:
                     replay_channel.close()

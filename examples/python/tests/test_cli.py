@@ -41,7 +41,10 @@ def dead_addr() -> str:
 def test_http_urls_are_accepted(run_client, addr, n10):
     for url in (f"http://{addr}", f"http://{addr}/", f"HTTP://{addr}"):
         done = run_client("--addr", url, "count", "8", timeout=LIMIT)
-        assert (done.returncode, done.stdout) == (0, "solutions: 92\nfundamental: 12\n"), (
+        assert (done.returncode, done.stdout) == (
+            0,
+            "solutions: 92\nfundamental: 12\n",
+        ), (
             url,
             done.stderr,
         )
@@ -59,7 +62,10 @@ def test_https_and_other_addresses_are_refused_clearly(run_client):
     for addr, message in cases:
         for command in (["count", "8"], ["enumerate", "8", "--quiet"]):
             done = run_client("--addr", addr, *command, timeout=LIMIT)
-            assert done.returncode == 2, (addr, done.stderr)  # a usage error, as argparse's
+            assert done.returncode == 2, (
+                addr,
+                done.stderr,
+            )  # a usage error, as argparse's
             assert f"argument --addr: {addr}: {message}" in done.stderr, done.stderr
             assert done.stdout == ""
 
@@ -73,7 +79,9 @@ def test_addr_and_token_after_the_command(run_client, addr, n10):
     assert (done.returncode, done.stdout) == (0, lines(n10)), done.stderr
     # --token after the command is read too (this server takes any token, test_auth.py
     # checks that it is sent); after the command wins over before it, as the last flag does.
-    done = run_client("--addr", "127.0.0.1:1", "count", "8", "--addr", addr, "--token", "t")
+    done = run_client(
+        "--addr", "127.0.0.1:1", "count", "8", "--addr", addr, "--token", "t"
+    )
     assert (done.returncode, done.stdout) == (0, "solutions: 92\nfundamental: 12\n"), (
         done.stderr
     )
@@ -81,7 +89,9 @@ def test_addr_and_token_after_the_command(run_client, addr, n10):
 
 def test_limit_and_start_after(run_client, addr, n10):
     def enumerate_(*flags: str) -> str:
-        done = run_client("--addr", addr, "enumerate", str(N), "--quiet", *flags, timeout=LIMIT)
+        done = run_client(
+            "--addr", addr, "enumerate", str(N), "--quiet", *flags, timeout=LIMIT
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -123,7 +133,9 @@ def test_start_after_is_checked_before_any_call(run_client, dead_addr):
     assert done.returncode == 2 and "argument --limit: " in done.stderr, done.stderr
 
 
-def test_a_server_not_running_fails_at_once(run_client, dead_addr, tmp_path: pathlib.Path):
+def test_a_server_not_running_fails_at_once(
+    run_client, dead_addr, tmp_path: pathlib.Path
+):
     for address in (dead_addr, f"http://{dead_addr}"):
         for command in (
             ["count", "8"],
@@ -137,7 +149,9 @@ def test_a_server_not_running_fails_at_once(run_client, dead_addr, tmp_path: pat
             seconds = time.monotonic() - start
             assert done.returncode == 1, (command, done.stderr)
             assert seconds < 10, f"{command} took {seconds:.1f} s to fail"
-            assert f"queens_client: cannot connect to {address}: " in done.stderr, done.stderr
+            assert f"queens_client: cannot connect to {address}: " in done.stderr, (
+                done.stderr
+            )
             assert "Connection refused" in done.stderr, done.stderr
             assert "is the server running there?" in done.stderr, done.stderr
             assert "resuming" not in done.stderr, done.stderr
@@ -151,7 +165,9 @@ def test_a_finished_download_is_already_complete(
     run_client, addr, dead_addr, n10, tmp_path: pathlib.Path, name
 ):
     out = tmp_path / name
-    done = run_client("--addr", addr, "enumerate", str(N), "--out", str(out), timeout=LIMIT)
+    done = run_client(
+        "--addr", addr, "enumerate", str(N), "--out", str(out), timeout=LIMIT
+    )
     assert done.returncode == 0, done.stderr
     assert "resuming" not in done.stderr and "already complete" not in done.stderr
     assert read(out) == n10
@@ -159,7 +175,9 @@ def test_a_finished_download_is_already_complete(
     # Run again, against a dead address to show that it asks no server anything.
     again = run_client("--addr", dead_addr, "enumerate", str(N), "--out", str(out))
     assert again.returncode == 0, again.stderr
-    assert f"{out} is already complete ({SOLUTIONS} boards)" in again.stderr, again.stderr
+    assert f"{out} is already complete ({SOLUTIONS} boards)" in again.stderr, (
+        again.stderr
+    )
     assert "resuming" not in again.stderr and "cannot connect" not in again.stderr
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
@@ -182,13 +200,23 @@ def test_limit_counts_what_the_file_holds(
         "--out", str(out), "--quiet", timeout=LIMIT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert f"holds 20 boards; resuming after {','.join(map(str, n10[19]))}" in done.stderr
+    assert (
+        f"holds 20 boards; resuming after {','.join(map(str, n10[19]))}" in done.stderr
+    )
     assert read(out) == n10[:50]
     assert not part.exists()
     # A .part that already holds the limit is finished without a call.
     out.rename(part)
     done = run_client(
-        "--addr", dead_addr, "enumerate", str(N), "--limit", "50", "--out", str(out), "--quiet"
+        "--addr",
+        dead_addr,
+        "enumerate",
+        str(N),
+        "--limit",
+        "50",
+        "--out",
+        str(out),
+        "--quiet",
     )
     assert done.returncode == 0, done.stderr
     assert read(out) == n10[:50]
@@ -204,5 +232,7 @@ def test_an_unwritable_file_is_an_error_not_a_traceback(run_client, addr, tmp_pa
     out = tmp_path / "no such folder" / "n8.txt"
     done = run_client("--addr", addr, "enumerate", "8", "--out", str(out), "--quiet")
     assert done.returncode == 1, done.stderr
-    assert "queens_client: [Errno 2] No such file or directory" in done.stderr, done.stderr
+    assert "queens_client: [Errno 2] No such file or directory" in done.stderr, (
+        done.stderr
+    )
     assert "Traceback" not in done.stderr

@@ -36,7 +36,9 @@ def packed_stream(stub, pb, n: int, **fields) -> tuple[list[list[int]], list[int
     for reply in replies:
         assert not reply.boards, "a packed response with Board messages"
         assert len(reply.packed) % n == 0, len(reply.packed)
-        records = [list(reply.packed[i : i + n]) for i in range(0, len(reply.packed), n)]
+        records = [
+            list(reply.packed[i : i + n]) for i in range(0, len(reply.packed), n)
+        ]
         boards += records
         sizes.append(len(records))
     return boards, sizes
@@ -49,7 +51,10 @@ def requests(pb) -> list[tuple[str, dict]]:
         ("plain", {}),
         ("fixed", {"fixed": [square(row=0, column=1)]}),
         ("two fixed", {"fixed": [square(row=2, column=3), square(row=7, column=0)]}),
-        ("attacking fixed", {"fixed": [square(row=0, column=0), square(row=1, column=1)]}),
+        (
+            "attacking fixed",
+            {"fixed": [square(row=0, column=0), square(row=1, column=1)]},
+        ),
         ("fundamental", {"fundamental": True}),
         *[(f"shard {i}/3", {"shard": pb.Shard(index=i, count=3)}) for i in range(3)],
         ("start_after", {"start_after": [4, 0, 3, 8, 6, 1, 9, 2, 5, 7]}),
@@ -100,16 +105,15 @@ def test_packed_equals_the_board_stream_for_every_feature(stub, pb):
 
 def test_packed_shards_add_up_to_the_whole(stub, pb):
     parts = [
-        packed_stream(stub, pb, N, shard=pb.Shard(index=i, count=3))[0] for i in range(3)
+        packed_stream(stub, pb, N, shard=pb.Shard(index=i, count=3))[0]
+        for i in range(3)
     ]
     assert_complete(sorted(b for part in parts for b in part), N, SOLUTIONS)
 
 
 def test_the_library_reads_packed_responses_into_numpy(stub, pb, client_module):
     expected, _ = board_stream(stub, pb, n=N, batch_size=100)
-    arrays = list(
-        client_module.stream(stub, pb.EnumerateRequest(n=N, batch_size=100))
-    )
+    arrays = list(client_module.stream(stub, pb.EnumerateRequest(n=N, batch_size=100)))
     assert len(arrays) >= 8  # 724 boards in messages of at most 100
     for array in arrays:
         assert array.dtype == numpy.uint8
@@ -181,7 +185,9 @@ def test_client_saves_npy(run_client, addr, stub, pb, tmp_path: pathlib.Path):
         "--batch-size", "3", "--out", str(out), "--quiet",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    expected = board_stream(stub, pb, n=N, fundamental=True, shard=pb.Shard(index=1, count=3))[0]
+    expected = board_stream(
+        stub, pb, n=N, fundamental=True, shard=pb.Shard(index=1, count=3)
+    )[0]
     assert numpy.load(out).tolist() == expected
 
     # No solution: a valid empty array.
@@ -201,7 +207,9 @@ def test_npy_download_resumes(addr, start_client, run_client, stub, pb, tmp_path
     seen = 0
     for round_ in range(2):
         # Batches of one board keep the download slow enough to interrupt.
-        client = start_client(*args, "--batch-size", "1", stderr=tmp_path / f"c{round_}.err")
+        client = start_client(
+            *args, "--batch-size", "1", stderr=tmp_path / f"c{round_}.err"
+        )
         seen = wait_for_rows(part, seen + 100, n, client)
         client.send_signal(signal.SIGKILL)
         client.wait(timeout=10)
@@ -230,13 +238,17 @@ def test_npy_of_another_shape_is_not_resumed(run_client, addr, tmp_path: pathlib
     part = tmp_path / "n8.npy.part"
     with part.open("wb") as f:
         numpy.save(f, numpy.zeros((3, 7), dtype=numpy.uint8))
-    done = run_client("--addr", addr, "enumerate", "8", "--out", str(tmp_path / "n8.npy"))
+    done = run_client(
+        "--addr", addr, "enumerate", "8", "--out", str(tmp_path / "n8.npy")
+    )
     assert done.returncode != 0
     assert "not boards of n = 8" in done.stderr, done.stderr
     assert numpy.load(part).shape == (3, 7)  # left as it was
 
 
-def wait_for_rows(part: pathlib.Path, at_least: int, n: int, process, timeout=30) -> int:
+def wait_for_rows(
+    part: pathlib.Path, at_least: int, n: int, process, timeout=30
+) -> int:
     """Waits until the .npy being written holds at least that many boards (by its size)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
