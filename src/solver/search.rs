@@ -384,10 +384,52 @@ impl Engine {
             return ControlFlow::Continue(());
         }
         self.tick(row, v)?;
+        if row > 0 && self.split <= row && row + 2 <= self.n {
+            return self.descend(row, m, v);
+        }
         for bit in bits(self.avail(row, m)) {
             self.enter(row, m, bit, v)?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// [`Engine::free`] below a node at `top` (not row 0, no split below it, two rows or
+    /// more left), without recursion: an explicit stack of the columns each row has left,
+    /// and the last two rows in one step (most nodes of the tree are last-row dead ends,
+    /// each a mask to read here rather than a call to make). Same boards, same order, same
+    /// polls at the nodes it enters.
+    fn descend<V: Visitor>(&mut self, top: usize, m: Masks, v: &mut V) -> ControlFlow<()> {
+        let (n, last) = (self.n, self.n - 1);
+        let mut left = [0u32; MAX];
+        let mut masks = [Masks::EMPTY; MAX];
+        let mut row = top;
+        masks[row] = m;
+        left[row] = self.avail(row, m);
+        loop {
+            let avail = left[row];
+            if avail == 0 {
+                if row == top {
+                    return ControlFlow::Continue(());
+                }
+                row -= 1;
+                continue;
+            }
+            let bit = avail & avail.wrapping_neg();
+            left[row] = avail ^ bit;
+            self.columns[row] = bit.trailing_zeros() as u8;
+            let child = masks[row].child(bit, 1);
+            if row + 2 == n {
+                for end in bits(self.allowed[last] & !child.taken()) {
+                    self.columns[last] = end.trailing_zeros() as u8;
+                    v.leaf(&self.columns[..n])?;
+                }
+                continue;
+            }
+            self.tick(row + 1, v)?;
+            row += 1;
+            masks[row] = child;
+            left[row] = self.avail(row, child);
+        }
     }
 
     /// Visits the boards below the node at `row` that come strictly after `bound`, given that
