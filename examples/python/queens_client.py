@@ -224,7 +224,7 @@ def stream(
     board yielded, until the stream ends or no board has arrived for give_up_after seconds.
     An UNAVAILABLE before the server ever answered is raised at once, as Unreachable."""
     n = request.n
-    answered = False  # has the server sent anything in this iteration?
+    answered = False  # has the server sent a reply or a status in this iteration?
     last = list(start_after) if start_after is not None else None
     yielded = 0
     failures, failed_since = 0, 0.0
@@ -255,6 +255,8 @@ def stream(
                 raise Unreachable(error) from None
             if not retryable(error):
                 raise
+            # Any other status (busy, time limit) came from the server: it is there.
+            answered = answered or error.code() != grpc.StatusCode.UNAVAILABLE
             if failures == 0:
                 failed_since = time.monotonic()
                 if on_retry is not None:
