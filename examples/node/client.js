@@ -419,9 +419,17 @@ class Progress {
   }
 }
 
-/** Writes to stdout, waiting whenever the pipe is full. */
+/** Stdout was closed by its reader (`client.js enumerate 16 | head`): the download ends. */
+class StdoutClosed extends Error {}
+
+/** Writes to stdout, resolving once the chunk is written (so waiting while the pipe is full). */
 function writeStdout(chunk) {
-  return new Promise((resolve) => (process.stdout.write(chunk) ? resolve() : process.stdout.once('drain', resolve)));
+  return new Promise((resolve, reject) =>
+    process.stdout.write(chunk, (error) => {
+      if (!error) resolve();
+      else reject(error.code === 'EPIPE' ? new StdoutClosed('stdout closed') : error);
+    }),
+  );
 }
 
 /** Parses a non-negative decimal integer option; throws a UsageError naming it. */
@@ -622,6 +630,8 @@ async function main(argv) {
   }
   const { command, n, values } = parsed;
   const token = values.token ?? (process.env[TOKEN_ENV] || undefined);
+  // A write error reaches writeStdout's callback; without a listener it would also be thrown.
+  process.stdout.on('error', () => {});
   let client;
   try {
     const caCert = values['ca-cert'] !== undefined ? fs.readFileSync(values['ca-cert']) : undefined;
@@ -635,6 +645,11 @@ async function main(argv) {
     }
     return 0;
   } catch (error) {
+    if (error instanceof StdoutClosed) {
+      // The reader has what it wanted, as with `seq 1000000 | head`: no error.
+      if (progressOpen) process.stderr.write('\n');
+      return 0;
+    }
     if (error instanceof UsageError) {
       console.error(`queens-client: ${error.message}\n${USAGE}`);
       return 2;

@@ -12,7 +12,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { test, before, after } = require('node:test');
 const { connect, download } = require('../client.js');
-const { runCli, freePort, startServer, stopServer, assertComplete, assertNoStackTrace } = require('./helpers.js');
+const { spawn } = require('node:child_process');
+const { SCRIPT, runCli, freePort, startServer, stopServer, assertComplete, assertNoStackTrace } = require('./helpers.js');
 
 const addr = process.env.QUEENS_ADDR;
 const COUNT_8 = 'solutions: 92\nfundamental: 12\n';
@@ -198,6 +199,26 @@ test('a finished download run again says it is already complete', async () => {
   const rest = await cli('enumerate', '10', '--out', limited, '--quiet');
   assert.match(rest.stderr, /holds 100 boards; resuming after /);
   assert.equal(fs.readFileSync(limited, 'utf8'), n10.join('\n') + '\n');
+});
+
+test('a reader that stops early (| head) ends the download quietly, exit status 0', async () => {
+  for (const extra of [[], ['--packed']]) {
+    // n = 14: megabytes of output, far more than a pipe holds, so the client is still writing.
+    const child = spawn(process.execPath, [SCRIPT, '--addr', addr, 'enumerate', '14', ...extra], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const first = await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    assert.deepEqual(await exited, { code: 0, signal: null }, stderr);
+    assertNoStackTrace({ stderr });
+    assert.doesNotMatch(stderr, /EPIPE|queens-client: /);
+    const board = [0, 2, 4, 6, 11, 9, 12, 3, 13, 8, 1, 5, 7, 10]; // the first of n = 14
+    const expected = extra.length === 0 ? Buffer.from(`${board.join(',')}\n`) : Buffer.from(board);
+    assert.ok(first.subarray(0, expected.length).equals(expected), first.subarray(0, 64).toString());
+  }
 });
 
 test('a file of other boards, or of the other form, is refused with one line and left alone', async () => {

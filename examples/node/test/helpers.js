@@ -118,6 +118,7 @@ function assertNoStackTrace(run) {
 }
 
 module.exports = {
+  SCRIPT,
   LIMIT_MS,
   runCli,
   freePort,
