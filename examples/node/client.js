@@ -32,16 +32,17 @@ const TOKEN_ENV = 'QUEENS_TOKEN';
 // Boards per response message in the Board form; see ../python/README.md for the
 // measurements behind it.
 const DEFAULT_BATCH_SIZE = 1024;
-// Bytes per response message in the packed form (the batch size is this over n): large
-// messages cost less per board; see README.md for the measurements behind it. The server
-// caps a message at 4 MiB and flushes a partly filled one after a moment, so sparse searches
-// still arrive as they are found.
+// Bytes per response message in the packed form (the batch size is this over n). Measured
+// for n = 16 (README.md, "How fast"): 256 KiB messages cost the server about 2 CPU-s more;
+// 4 MiB ones are no faster but double the server's peak memory. The server caps a message at
+// 4 MiB and flushes a partly filled one after a moment, so sparse searches still arrive as
+// they are found.
 const PACKED_BATCH_BYTES = 1 << 20;
 // Largest message accepted: a margin over the server's 4 MiB cap, which is also grpc-js's
 // default limit (a server whose cap counted differently would otherwise fail every stream).
 const MAX_RECEIVE_BYTES = 8 << 20;
-// The client connects to the server itself only after this; until then an UNAVAILABLE is
-// "cannot connect", reported at once.
+// Until its channel has once been READY (connected to the server), a client takes an
+// UNAVAILABLE for "cannot connect" and reports it at once instead of retrying.
 const READY = grpc.connectivityState.READY;
 
 /** The Queens client class, from the proto loaded now. uint64 fields arrive as strings. */
@@ -57,7 +58,7 @@ function loadQueens() {
   return grpc.loadPackageDefinition(definition).queens.v1.Queens;
 }
 
-/** Why a command line or a file cannot be used: printed as one line, never a stack trace. */
+/** Why a command line cannot be used: printed as one line and the usage, exit status 2. */
 class UsageError extends Error {}
 
 /**
@@ -94,7 +95,7 @@ function connect(addr, options = {}) {
     'grpc.max_reconnect_backoff_ms': 2000,
     'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
     // A 4 MiB HTTP/2 window instead of 64 KiB: the server sends 1 MiB messages without
-    // waiting for a window update every 64 KiB. Drained from bench.js's replay server:
+    // waiting for a window update every 64 KiB. Drained from a replay server like bench.js's:
     // 41 M boards/s against 23 to 36 M; no difference against the real server, whose search
     // is the limit.
     'grpc-node.flow_control_window': 4 << 20,
@@ -630,6 +631,11 @@ async function main(argv) {
   }
   const { command, n, values } = parsed;
   const token = values.token ?? (process.env[TOKEN_ENV] || undefined);
+  if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
+    const source = values.token !== undefined ? '--token' : `$${TOKEN_ENV}`;
+    console.error(`queens-client: ${source}: a token is printable ASCII without spaces\n${USAGE}`);
+    return 2;
+  }
   // A write error reaches writeStdout's callback; without a listener it would also be thrown.
   process.stdout.on('error', () => {});
   let client;

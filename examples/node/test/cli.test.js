@@ -56,6 +56,8 @@ test('an unknown option is one line and the usage, exit status 2, wherever it st
   assertUsageError(await cli('count', '8', '--limit', '3'), /--limit is an option of enumerate/);
   assertUsageError(await cli('enumerate', '8', '--limit', '-3'), /--limit/);
   assertUsageError(await cli('enumerate', '8', '--batch-size', '0'), /--batch-size 0/);
+  assertUsageError(await cli('--token', 'two words', 'count', '8'), /--token: a token is printable ASCII without spaces/);
+  assertUsageError(await runCli(['--addr', addr, 'count', '8'], { QUEENS_TOKEN: 'bad\ntoken' }), /\$QUEENS_TOKEN: a token is/);
   const help = await cli('--help');
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^usage: client\.js /);
