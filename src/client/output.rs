@@ -121,8 +121,11 @@ pub async fn enumerate(
     request.packed = true;
     let n = request.n as usize;
     let mut client = target.connect().await?;
-    let bar = enumerate_bar(&client, &request);
+    let (count_client, asked) = (client.clone(), request.clone());
     let mut stream = client.enumerate(request).await?.into_inner();
+    // Only now, with the stream admitted: a Count asked first could take the client's one
+    // search slot and get the stream refused.
+    let bar = enumerate_bar(&count_client, &asked);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let table = crate::render::row_table(n);
@@ -159,13 +162,17 @@ pub async fn enumerate(
 
 /// A progress bar for an Enumerate stream when stderr is a terminal; its total comes from a
 /// Count of the same question asked alongside (none when resuming, or when the count fails).
+/// Call it once the stream is admitted.
 fn enumerate_bar(client: &Client, request: &EnumerateRequest) -> Option<ProgressBar> {
     let bar = bar("{bar:30} {pos}/{len} boards, {per_sec}, {elapsed} elapsed, ETA {eta}")?;
-    if !request.start_after.is_empty() {
+    let no_total = |bar: &ProgressBar| {
         bar.set_style(
             ProgressStyle::with_template("{pos} boards, {per_sec}, {elapsed} elapsed")
                 .expect("a valid template"),
-        );
+        )
+    };
+    if !request.start_after.is_empty() {
+        no_total(&bar);
         return Some(bar);
     }
     let (mut client, shown) = (client.clone(), bar.clone());
@@ -176,16 +183,16 @@ fn enumerate_bar(client: &Client, request: &EnumerateRequest) -> Option<Progress
     };
     let (fundamental, limit) = (request.fundamental, request.limit);
     tokio::spawn(async move {
-        if let Ok(counted) = client.count(count).await {
-            let counted = counted.into_inner();
-            let total = if fundamental {
-                counted.fundamental
-            } else {
-                Some(counted.solutions)
-            };
-            if let Some(total) = total {
-                shown.set_length(if limit > 0 { total.min(limit) } else { total });
-            }
+        // A server that admits one search per client refuses the Count (RESOURCE_EXHAUSTED):
+        // the bar then shows boards and rate without a total.
+        let total = match client.count(count).await {
+            Ok(counted) if fundamental => counted.into_inner().fundamental,
+            Ok(counted) => Some(counted.into_inner().solutions),
+            Err(_) => None,
+        };
+        match total {
+            Some(total) => shown.set_length(if limit > 0 { total.min(limit) } else { total }),
+            None => no_total(&shown),
         }
     });
     Some(bar)
