@@ -175,7 +175,7 @@ fn the_checks_catch_breaking_changes() {
         (
             "renumbered",
             "uint32 n = 1;",
-            "uint32 n = 9;",
+            "uint32 n = 99;",
             "FIELD_NO_DELETE",
         ),
         (
