@@ -10,6 +10,7 @@ const path = require('node:path');
 const { test, before, after } = require('node:test');
 const grpc = require('@grpc/grpc-js');
 const { connect, count, download, readResumePoint } = require('../client.js');
+const { assertComplete } = require('./helpers.js');
 
 const addr = process.env.QUEENS_ADDR;
 let client;
@@ -25,27 +26,6 @@ after(() => {
   client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function isSolution(columns) {
-  const n = columns.length;
-  return columns.every(
-    (c, i) => c >= 0 && c < n && columns.slice(i + 1).every((d, k) => d !== c && Math.abs(d - c) !== k + 1),
-  );
-}
-
-function assertComplete(text, n, expected) {
-  assert.ok(text.endsWith('\n'));
-  const lines = text.slice(0, -1).split('\n');
-  assert.equal(lines.length, expected);
-  assert.equal(new Set(lines).size, expected);
-  const boards = lines.map((line) => line.split(',').map(Number));
-  assert.ok(boards.every((b) => b.length === n && isSolution(b)));
-  for (let i = 1; i < boards.length; i++) {
-    const [a, b] = [boards[i - 1], boards[i]];
-    const k = a.findIndex((c, j) => c !== b[j]);
-    assert.ok(k !== -1 && a[k] < b[k], `boards ${i - 1} and ${i} out of order`);
-  }
-}
 
 test('n = 10 streams 724 boards in order, in batches of at most 64', async () => {
   const replies = [];
