@@ -10,6 +10,8 @@
 //! - `problem.rs`: a validated question ([`Problem`]) and why one is refused ([`QueryError`]).
 //! - `search.rs`: the enumeration in lexicographic order, with resume points, limits and
 //!   shards ([`enumerate`], [`enumerate_under`]); also the plain count of small boards.
+//! - `lockstep.rs`: the same enumeration for plain questions, subtrees searched in SIMD
+//!   lanes and handed over in order (chosen by `search.rs`).
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
@@ -21,6 +23,7 @@
 
 mod count;
 mod geometry;
+mod lockstep;
 pub mod pool;
 mod problem;
 mod search;

@@ -7,7 +7,9 @@
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
 
+use super::count::Registers;
 use super::geometry::{MAX, Masks, bits, full_mask};
+use super::lockstep;
 use super::problem::Problem;
 use super::symmetry::{class_size, corner_mask};
 use std::ops::ControlFlow;
@@ -96,6 +98,18 @@ pub fn enumerate<S: Sink>(
     if limit == Some(0) {
         return ControlFlow::Continue(());
     }
+    if plain(problem) {
+        let mut limited = Limited {
+            sink,
+            remaining: limit.unwrap_or(u64::MAX),
+        };
+        let flow = enumerate_under(problem, &[], start_after, &mut limited);
+        return if limited.remaining == 0 {
+            ControlFlow::Continue(())
+        } else {
+            flow
+        };
+    }
     let mut visitor = Emit {
         sink,
         fundamental: problem.fundamental(),
@@ -109,6 +123,27 @@ pub fn enumerate<S: Sink>(
     flow
 }
 
+/// A sink that passes at most `remaining` boards on, then stops the search.
+struct Limited<'a, S: Sink> {
+    sink: &'a mut S,
+    remaining: u64,
+}
+
+impl<S: Sink> Sink for Limited<'_, S> {
+    fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        self.sink.push(columns)?;
+        self.remaining -= 1;
+        if self.remaining == 0 {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
+        self.sink.poll(at)
+    }
+}
+
 /// Pushes the boards of `problem` whose first rows are `prefix` into `sink`, in
 /// lexicographic order, only those after `start_after` (if given): one task of a search split
 /// by prefixes. The boards of all prefixes of one length, in lexicographic order of the
@@ -120,6 +155,32 @@ pub fn enumerate_under<S: Sink>(
     start_after: Option<&[u8]>,
     sink: &mut S,
 ) -> ControlFlow<()> {
+    let path = match lockstep::lane_registers() {
+        Some(registers) => Path::Lanes(Some(registers)),
+        None => Path::Scalar,
+    };
+    enumerate_under_by(problem, prefix, start_after, sink, path)
+}
+
+/// Which search [`enumerate_under_by`] runs for plain questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Path {
+    /// The scalar engine, for every question.
+    Scalar,
+    /// The lanes of `lockstep.rs` in these registers (the portable rounds for `None`).
+    Lanes(Option<Registers>),
+}
+
+/// [`enumerate_under`] by `path`: plain questions (no fixed queens, every solution, one
+/// shard) take the lanes when it says so and the board leaves them rows; the subtree a resume
+/// point falls in, and every other question, take the scalar engine.
+pub(super) fn enumerate_under_by<S: Sink>(
+    problem: &Problem,
+    prefix: &[u8],
+    start_after: Option<&[u8]>,
+    sink: &mut S,
+    path: Path,
+) -> ControlFlow<()> {
     let d = prefix.len();
     let bound = match start_after {
         // A full-length prefix is one board, which must come strictly after the bound.
@@ -129,13 +190,62 @@ pub fn enumerate_under<S: Sink>(
         Some(after) if after[..d] == *prefix => Some(after),
         _ => None,
     };
-    let mut visitor = Emit {
-        sink,
-        fundamental: problem.fundamental(),
-        remaining: u64::MAX,
+    let n = problem.n() as usize;
+    let lanes = match path {
+        Path::Lanes(registers) if plain(problem) => {
+            lockstep::subtree_depth(n, d).map(|depth| (registers, depth))
+        }
+        _ => None,
     };
     let mut engine = Engine::new(problem, problem.fundamental());
-    engine.under(0, Masks::EMPTY, prefix, bound, &mut visitor)
+    let Some((registers, depth)) = lanes else {
+        let mut visitor = Emit {
+            sink,
+            fundamental: problem.fundamental(),
+            remaining: u64::MAX,
+        };
+        return engine.under(0, Masks::EMPTY, prefix, bound, &mut visitor);
+    };
+    let Some(m) = prefix_masks(n, prefix) else {
+        return ControlFlow::Continue(());
+    };
+    // The subtree the resume point falls in is searched alone, up to its end; the lanes take
+    // the subtrees after it.
+    let after = match bound {
+        Some(bound) => {
+            let mut visitor = Emit {
+                sink: &mut *sink,
+                fundamental: false,
+                remaining: u64::MAX,
+            };
+            engine.under(0, Masks::EMPTY, &bound[..depth], Some(bound), &mut visitor)?;
+            Some(bound[..depth].to_vec())
+        }
+        None => None,
+    };
+    lockstep::enumerate_roots(n, prefix, m, depth, after, registers, sink)
+}
+
+/// Whether `problem` asks for every solution of the whole board: no fixed queens, not only
+/// representatives, one shard. Only these take the lanes.
+fn plain(problem: &Problem) -> bool {
+    problem.fixed().is_empty() && !problem.fundamental() && problem.shard().parts() == 1
+}
+
+/// The attack masks of the row below `prefix` on an `n`×`n` board; `None` when two of its
+/// queens attack each other or one is off the board.
+fn prefix_masks(n: usize, prefix: &[u8]) -> Option<Masks> {
+    let mut m = Masks::EMPTY;
+    for &column in prefix {
+        let bit = 1u32
+            .checked_shl(u32::from(column))
+            .filter(|_| usize::from(column) < n)?;
+        if m.taken() & bit != 0 {
+            return None;
+        }
+        m = m.child(bit, 1);
+    }
+    Some(m)
 }
 
 /// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)

@@ -383,3 +383,145 @@ fn invalid_questions_name_their_field() {
         Ok(Some(vec![3, 3, 3, 3]))
     );
 }
+
+/// Every path `enumerate_under_by` can take on this CPU: the scalar engine, the portable
+/// lane rounds, and the lanes in each register set the CPU has.
+fn paths() -> Vec<search::Path> {
+    use count::Registers;
+    let mut paths = vec![search::Path::Scalar, search::Path::Lanes(None)];
+    for registers in [Registers::Avx2, Registers::Avx512] {
+        if registers.available() {
+            paths.push(search::Path::Lanes(Some(registers)));
+        }
+    }
+    paths
+}
+
+/// The boards of every task of prefix length `depth`, in task order, by `path`.
+fn by_tasks(p: &Problem, depth: usize, after: Option<&[u8]>, path: search::Path) -> Vec<Vec<u8>> {
+    let tasks = Tasks::new(p.n(), depth, after);
+    let mut sink = Collect::default();
+    for i in 0..tasks.total() {
+        let flow = search::enumerate_under_by(p, &tasks.prefix(i), after, &mut sink, path);
+        assert!(flow.is_continue());
+    }
+    sink.0
+}
+
+#[test]
+fn lanes_match_the_scalar_search_on_every_tier() {
+    for n in 1..=11u32 {
+        let p = problem(n, &[], false, Shard::WHOLE);
+        let scalar = boards(&p, None, None);
+        assert_eq!(scalar.len() as u64, A000170[n as usize - 1], "n = {n}");
+        for depth in 0..=(n as usize).min(4) {
+            for path in paths() {
+                let got = by_tasks(&p, depth, None, path);
+                assert!(got == scalar, "n = {n}, depth {depth}, {path:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lanes_count_oeis_at_13_and_14_in_order() {
+    for n in [13u32, 14] {
+        let p = problem(n, &[], false, Shard::WHOLE);
+        for path in paths().into_iter().skip(1) {
+            let got = by_tasks(&p, 3, None, path);
+            assert_eq!(
+                got.len() as u64,
+                A000170[n as usize - 1],
+                "n = {n}, {path:?}"
+            );
+            assert!(got.windows(2).all(|w| w[0] < w[1]), "n = {n}, {path:?}");
+            assert!(
+                got.iter().all(|b| naive::is_solution(b)),
+                "n = {n}, {path:?}"
+            );
+        }
+    }
+}
+
+/// Stops after `left` boards, or at the first poll once `at_poll` is set; keeps what came.
+struct StopAfter {
+    boards: Vec<Vec<u8>>,
+    left: usize,
+    at_poll: bool,
+    stopped_at: Option<Vec<u8>>,
+}
+
+impl Sink for StopAfter {
+    fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        self.boards.push(columns.to_vec());
+        self.left = self.left.saturating_sub(1);
+        if self.left == 0 {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
+        if self.at_poll {
+            self.stopped_at = Some(at.to_vec());
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[test]
+fn lanes_resume_from_a_stopped_board_or_poll() {
+    let n = 12u32;
+    let p = problem(n, &[], false, Shard::WHOLE);
+    let whole = boards(&p, None, None);
+    for path in paths() {
+        for (left, at_poll) in [(1, false), (777, false), (9_000, false), (usize::MAX, true)] {
+            let mut sink = StopAfter {
+                boards: Vec::new(),
+                left,
+                at_poll,
+                stopped_at: None,
+            };
+            let flow = search::enumerate_under_by(&p, &[], None, &mut sink, path);
+            assert!(flow.is_break(), "{path:?}, {left}");
+            // Resume as the stream does: after the last board, or from the least vector
+            // under the node a poll named.
+            let resume = match sink.stopped_at {
+                Some(mut at) => {
+                    at.resize(n as usize, 0);
+                    at
+                }
+                None => sink.boards.last().expect("a board").clone(),
+            };
+            let mut rest = Collect::default();
+            let flow = search::enumerate_under_by(&p, &[], Some(&resume), &mut rest, path);
+            assert!(flow.is_continue());
+            let mut got = sink.boards;
+            got.extend(rest.0);
+            assert!(
+                got == whole,
+                "{path:?}, stopped after {left}, at a poll: {at_poll}"
+            );
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn lanes_resume_anywhere_like_the_scalar_search(
+        n in 4u32..=11,
+        after in (4u32..=11).prop_flat_map(vector),
+        depth in 0usize..=4,
+    ) {
+        let mut after = after;
+        after.resize(n as usize, 0);
+        for a in &mut after {
+            *a %= n as u8;
+        }
+        let p = problem(n, &[], false, Shard::WHOLE);
+        let want = boards(&p, Some(&after), None);
+        for path in paths() {
+            prop_assert_eq!(&by_tasks(&p, depth.min(n as usize), Some(&after), path), &want);
+        }
+    }
+}

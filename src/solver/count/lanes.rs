@@ -289,7 +289,7 @@ pub(super) trait Feed {
 
 /// SIMD registers the lanes run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Registers {
+pub(in crate::solver) enum Registers {
     /// Two 512-bit registers per field, rounds written out in [`avx512`].
     Avx512,
     /// The portable rounds, vectorized by the compiler for AVX2.
@@ -304,6 +304,14 @@ impl Registers {
             Registers::Avx2 => "AVX2",
         }
     }
+
+    /// Whether this CPU has every feature code compiled for these registers uses.
+    pub(in crate::solver) fn available(self) -> bool {
+        match self {
+            Registers::Avx512 => has_avx512(),
+            Registers::Avx2 => has_avx2(),
+        }
+    }
 }
 
 /// The SIMD registers this CPU runs the lanes in; `None` on a CPU with neither AVX-512 nor
@@ -311,7 +319,7 @@ impl Registers {
 /// search there (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of the
 /// baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512
 /// registers).
-pub(super) fn registers() -> Option<Registers> {
+pub(in crate::solver) fn registers() -> Option<Registers> {
     if has_avx512() {
         Some(Registers::Avx512)
     } else if has_avx2() {

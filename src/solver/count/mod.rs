@@ -36,7 +36,8 @@ mod tests;
 
 use self::board::Board;
 use self::constellation::{Constellation, Weighted};
-use self::lanes::{Feed, LaneSet, Outcome, Registers, Split, Start};
+use self::lanes::{Feed, LaneSet, Outcome, Split, Start};
+pub(super) use self::lanes::{Registers, registers};
 use crate::solver::geometry::{Square, Symmetry};
 use crate::solver::pool::{Pool, SLICE};
 use crate::solver::search::count as count_by_search;

@@ -1,0 +1,417 @@
+//! Lexicographic enumeration in lockstep lanes: the subtrees below one prefix task, cut a
+//! few rows deeper, searched sixteen at a time in SIMD registers, their boards buffered per
+//! subtree and handed to the sink in lexicographic order.
+//!
+//! A scalar search branches on data at every queen it places and mispredicts most of those
+//! branches: that, not the bit arithmetic, is what a board costs. Here every lane takes one
+//! step of its own depth-first search per round without branching, as the count's lanes do
+//! (`count/lanes.rs`), but over contiguous rows and with each completed board written out:
+//! a lane reaching the last row reports its board, which goes to its subtree's buffer. The
+//! subtrees are taken in order and at most [`WINDOW`] ahead of the first unfinished one, so
+//! the buffers stay small; a finished subtree at the head goes to the sink at once.
+//!
+//! Only plain questions take this path (no fixed queens, every solution, one shard): what
+//! large downloads ask. The others, and the one subtree a resume point falls in, are searched
+//! by the scalar engine (`search.rs`), which decides which path a task takes.
+
+use super::count::{Registers, registers};
+use super::geometry::{MAX, Masks, full_mask};
+use super::search::Sink;
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+
+/// Lanes stepped together: two AVX-512 registers of 64-bit words.
+const LANES: usize = 16;
+
+/// Where column 0 sits in the diagonal masks. Backing up shifts a mask back, so it keeps
+/// every bit that may matter again: a lane's free rows span at most `MAX_FREE - 1` rows,
+/// so `d2` never drops below bit `OFFSET - 15 >= 0` and `d1` never passes bit
+/// `32 + OFFSET + 15 <= 63` (bits of `d1` right of the board are cleared at the start).
+const OFFSET: u32 = 16;
+
+/// Most free rows of a lane: the columns of all but the last two are packed, 5 bits each,
+/// in one word.
+pub(super) const MAX_FREE: usize = 14;
+
+/// Rows below a task's prefix at which the lanes' subtrees start (when the board leaves
+/// room): hundreds of subtrees per task, so that sixteen lanes stay busy.
+const EXTRA_ROWS: usize = 3;
+
+/// Subtrees started ahead of the first unfinished one; lanes wait beyond it, so the buffers
+/// hold at most this many subtrees' boards.
+const WINDOW: u64 = 4 * LANES as u64;
+
+/// Rounds between checks for finished lanes.
+const BURST: u32 = 8;
+
+/// Bursts between polls of the sink: 4,096 lane steps, as often as the scalar search polls.
+const POLL: u32 = 32;
+
+/// Lane id of an idle lane.
+const IDLE: u64 = u64::MAX;
+
+/// The depth at which the lanes' subtrees start below a prefix of length `depth` on an
+/// `n`×`n` board; `None` when the lanes cannot take it (too few rows left below it).
+pub(super) fn subtree_depth(n: usize, depth: usize) -> Option<usize> {
+    let at = (depth + EXTRA_ROWS)
+        .max(n.saturating_sub(MAX_FREE))
+        .min(n.saturating_sub(2));
+    (n >= 4 && at > depth).then_some(at)
+}
+
+/// The SIMD registers the lanes run in on this CPU; `None` when it has neither AVX-512 nor
+/// AVX2 and the scalar search is faster.
+pub(super) fn lane_registers() -> Option<Registers> {
+    registers()
+}
+
+/// The lanes' state, one array element per lane.
+#[repr(C, align(64))]
+struct Lanes {
+    /// Rows the lane has placed below its subtree's root.
+    at: [u64; LANES],
+    cols: [u64; LANES],
+    d1: [u64; LANES],
+    d2: [u64; LANES],
+    /// Columns still to try in the lane's row.
+    avail: [u64; LANES],
+    /// The columns placed below the root, the latest in the low 5 bits.
+    placed: [u64; LANES],
+    /// After a round: the column tried (one bit) and, in the high half, the last row's.
+    last: [u64; LANES],
+    /// The subtree each lane searches ([`IDLE`] for none).
+    id: [u64; LANES],
+}
+
+impl Lanes {
+    /// Gives lane `i` the subtree `id` whose root row has the attack masks `m`.
+    fn load(&mut self, i: usize, m: Masks, id: u64, full: u64) {
+        self.at[i] = 0;
+        self.cols[i] = u64::from(m.cols);
+        // Diagonal squares right of the board never come back onto it going down.
+        self.d1[i] = (u64::from(m.d1) & full) << OFFSET;
+        self.d2[i] = u64::from(m.d2) << OFFSET;
+        self.avail[i] = !u64::from(m.taken()) & full;
+        self.placed[i] = 0;
+        self.id[i] = id;
+    }
+
+    /// Leaves lane `i` idle: done at its root, it stays put.
+    fn idle(&mut self, i: usize) {
+        self.avail[i] = 0;
+        self.at[i] = 0;
+        self.id[i] = IDLE;
+    }
+
+    /// Whether lane `i` has searched its whole subtree.
+    fn finished(&self, i: usize) -> bool {
+        self.avail[i] == 0 && self.at[i] == 0
+    }
+
+    /// One round: every lane places its next queen or backs up a row; a lane back at its
+    /// root with nothing left stays put. A child is entered only when its row and the row
+    /// after it keep a free square, and the row above the last is not entered: its free
+    /// square, if any, completes a board. Returns the lanes that completed one (bit i for
+    /// lane i), whose columns of the last two rows are then in `last`.
+    #[inline(always)]
+    fn step(&mut self, full: u64, stop: u64) -> u32 {
+        let mut hits = 0u32;
+        for i in 0..LANES {
+            let (at, avail, placed) = (self.at[i], self.avail[i], self.placed[i]);
+            let (cols, d1, d2) = (self.cols[i], self.d1[i], self.d2[i]);
+            // Forward: the lowest column left, into the next row.
+            let bit = avail & avail.wrapping_neg();
+            let fc = cols | bit;
+            let f1 = (d1 | bit << OFFSET) << 1;
+            let f2 = (d2 | bit << OFFSET) >> 1;
+            let child = !(fc | (f1 | f2) >> OFFSET) & full;
+            let grand = !(fc | (f1 << 1 | f2 >> 1) >> OFFSET) & full;
+            let forward = avail != 0;
+            let descend = forward & (child != 0) & (grand != 0) & (at != stop);
+            let hit = forward & (child != 0) & (at == stop);
+            // Backward: undo the latest placement, keep the columns after it.
+            let back = 1u64 << (placed & 31);
+            let bc = cols ^ back;
+            let b1 = (d1 >> 1) ^ back << OFFSET;
+            let b2 = (d2 << 1) ^ back << OFFSET;
+            let bavail = !(bc | (b1 | b2) >> OFFSET) & full & (back << 1).wrapping_neg();
+            let go_back = !forward & (at != 0);
+            self.last[i] = bit | child << 32;
+            hits |= u32::from(hit) << i;
+            let pick = |ahead: u64, behind: u64, here: u64| {
+                if descend {
+                    ahead
+                } else if go_back {
+                    behind
+                } else {
+                    here
+                }
+            };
+            let column = 63u64.wrapping_sub(u64::from(bit.leading_zeros()));
+            self.at[i] = pick(at + 1, at.wrapping_sub(1), at);
+            self.cols[i] = pick(fc, bc, cols);
+            self.d1[i] = pick(f1, b1, d1);
+            self.d2[i] = pick(f2, b2, d2);
+            self.avail[i] = pick(child, bavail, avail ^ bit);
+            self.placed[i] = pick(placed << 5 | column, placed >> 5, placed);
+        }
+        hits
+    }
+}
+
+/// One subtree in the window: its root's columns and the boards found below it so far.
+struct Subtree {
+    root: [u8; MAX],
+    boards: Vec<u8>,
+    done: bool,
+}
+
+/// The roots of the subtrees at one depth below a prefix, in lexicographic order, with the
+/// attack masks of their next row.
+struct Roots {
+    /// First row below the prefix.
+    from: usize,
+    /// Depth of the roots.
+    depth: usize,
+    full: u32,
+    row: usize,
+    columns: [u8; MAX],
+    left: [u32; MAX],
+    masks: [Masks; MAX],
+    /// Roots at or before this one are passed over.
+    after: Option<Vec<u8>>,
+}
+
+impl Roots {
+    /// The roots at `depth` below the peaceful `prefix` with masks `m` (`depth` greater than
+    /// its length), after `after` (a root) when given.
+    fn new(n: usize, prefix: &[u8], m: Masks, depth: usize, after: Option<Vec<u8>>) -> Roots {
+        let from = prefix.len();
+        let full = full_mask(n as u32);
+        let mut roots = Roots {
+            from,
+            depth,
+            full,
+            row: from,
+            columns: [0; MAX],
+            left: [0; MAX],
+            masks: [Masks::EMPTY; MAX],
+            after,
+        };
+        roots.columns[..from].copy_from_slice(prefix);
+        roots.masks[from] = m;
+        roots.left[from] = full & !m.taken();
+        roots
+    }
+
+    /// The next root: its columns and the masks of the row below it.
+    fn next(&mut self) -> Option<([u8; MAX], Masks)> {
+        loop {
+            let avail = self.left[self.row];
+            if avail == 0 {
+                if self.row == self.from {
+                    return None;
+                }
+                self.row -= 1;
+                continue;
+            }
+            let bit = avail & avail.wrapping_neg();
+            self.left[self.row] = avail ^ bit;
+            self.columns[self.row] = bit.trailing_zeros() as u8;
+            let child = self.masks[self.row].child(bit, 1);
+            if self.row + 1 == self.depth {
+                let root = &self.columns[..self.depth];
+                if self.after.as_deref().is_some_and(|after| root <= after) {
+                    continue;
+                }
+                return Some((self.columns, child));
+            }
+            self.row += 1;
+            self.masks[self.row] = child;
+            self.left[self.row] = self.full & !child.taken();
+        }
+    }
+}
+
+/// Pushes into `sink`, in lexicographic order, every board below the roots `roots` (at
+/// depth `depth`, all rows above them placed, at least two rows below), searched in lanes
+/// run in `registers` (the portable rounds for `None`). Returns `Break` when the sink
+/// stopped the search.
+pub(super) fn enumerate_roots<S: Sink>(
+    n: usize,
+    prefix: &[u8],
+    m: Masks,
+    depth: usize,
+    after: Option<Vec<u8>>,
+    registers: Option<Registers>,
+    sink: &mut S,
+) -> ControlFlow<()> {
+    debug_assert!(depth > prefix.len() && depth + 2 <= n && n - depth <= MAX_FREE);
+    let mut run = Run {
+        n,
+        depth,
+        roots: Roots::new(n, prefix, m, depth, after),
+        lanes: Box::new(Lanes {
+            at: [0; LANES],
+            cols: [0; LANES],
+            d1: [0; LANES],
+            d2: [0; LANES],
+            avail: [0; LANES],
+            placed: [0; LANES],
+            last: [0; LANES],
+            id: [IDLE; LANES],
+        }),
+        window: VecDeque::new(),
+        head: 0,
+        next: 0,
+        busy: 0,
+        exhausted: false,
+    };
+    match registers {
+        #[cfg(target_arch = "x86_64")]
+        Some(Registers::Avx512) if Registers::Avx512.available() => {
+            // SAFETY: the CPU has every feature `run_avx512` is compiled for.
+            unsafe { run_avx512(&mut run, sink) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Some(_) if Registers::Avx2.available() => {
+            // SAFETY: the CPU has every feature `run_avx2` is compiled for.
+            unsafe { run_avx2(&mut run, sink) }
+        }
+        _ => run.lanes_loop(sink),
+    }
+}
+
+/// [`Run::lanes_loop`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512CD.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512cd")]
+unsafe fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+    run.lanes_loop(sink)
+}
+
+/// [`Run::lanes_loop`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+unsafe fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+    run.lanes_loop(sink)
+}
+
+/// One enumeration in lanes: the roots still to take, the lanes, the window of subtrees.
+struct Run {
+    n: usize,
+    depth: usize,
+    roots: Roots,
+    lanes: Box<Lanes>,
+    /// Subtrees `head..next`, started and not yet handed to the sink.
+    window: VecDeque<Subtree>,
+    head: u64,
+    next: u64,
+    /// Lanes holding a subtree.
+    busy: usize,
+    /// Every root has been taken.
+    exhausted: bool,
+}
+
+impl Run {
+    /// The lanes' loop, inlined into one copy per instruction set.
+    #[inline(always)]
+    fn lanes_loop<S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
+        let full = u64::from(full_mask(self.n as u32));
+        let stop = (self.n - self.depth - 2) as u64;
+        let mut bursts = 0;
+        loop {
+            self.load(full);
+            if self.busy == 0 {
+                return ControlFlow::Continue(());
+            }
+            for _ in 0..BURST {
+                let hits = self.lanes.step(full, stop);
+                if hits != 0 {
+                    self.record(hits, stop);
+                }
+            }
+            for i in 0..LANES {
+                if self.lanes.id[i] != IDLE && self.lanes.finished(i) {
+                    let slot = (self.lanes.id[i] - self.head) as usize;
+                    self.window[slot].done = true;
+                    self.lanes.idle(i);
+                    self.busy -= 1;
+                }
+            }
+            self.hand_over(sink)?;
+            bursts += 1;
+            if bursts % POLL == 0
+                && let Some(head) = self.window.front()
+            {
+                sink.poll(&head.root[..self.depth])?;
+            }
+        }
+    }
+
+    /// Gives idle lanes the next subtrees, as far as the window reaches.
+    fn load(&mut self, full: u64) {
+        for i in 0..LANES {
+            if self.exhausted || self.next >= self.head + WINDOW {
+                return;
+            }
+            if self.lanes.id[i] != IDLE {
+                continue;
+            }
+            match self.roots.next() {
+                Some((root, m)) => {
+                    self.window.push_back(Subtree {
+                        root,
+                        boards: Vec::new(),
+                        done: false,
+                    });
+                    self.lanes.load(i, m, self.next, full);
+                    self.next += 1;
+                    self.busy += 1;
+                }
+                None => self.exhausted = true,
+            }
+        }
+    }
+
+    /// Writes the boards the lanes in `hits` completed to their subtrees' buffers.
+    #[inline(never)]
+    fn record(&mut self, mut hits: u32, stop: u64) {
+        let (n, depth) = (self.n, self.depth);
+        while hits != 0 {
+            let i = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
+            let subtree = &mut self.window[(self.lanes.id[i] - self.head) as usize];
+            let placed = self.lanes.placed[i];
+            let last = self.lanes.last[i];
+            let start = subtree.boards.len();
+            subtree.boards.resize(start + n, 0);
+            let board = &mut subtree.boards[start..];
+            board[..depth].copy_from_slice(&subtree.root[..depth]);
+            for (k, cell) in board[depth..n - 2].iter_mut().enumerate() {
+                *cell = (placed >> (5 * (stop as usize - 1 - k)) & 31) as u8;
+            }
+            board[n - 2] = (last as u32).trailing_zeros() as u8;
+            board[n - 1] = ((last >> 32) as u32).trailing_zeros() as u8;
+        }
+    }
+
+    /// Hands the finished subtrees at the head of the window to the sink, in order.
+    fn hand_over<S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
+        while self.window.front().is_some_and(|s| s.done) {
+            let Some(subtree) = self.window.pop_front() else {
+                break;
+            };
+            self.head += 1;
+            for board in subtree.boards.chunks_exact(self.n) {
+                sink.push(board)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
