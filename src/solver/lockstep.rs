@@ -42,10 +42,10 @@ const EXTRA_ROWS: usize = 3;
 const WINDOW: u64 = 4 * LANES as u64;
 
 /// Rounds between checks for finished lanes.
-const BURST: u32 = 8;
+const BURST: u32 = 16;
 
 /// Bursts between polls of the sink: 4,096 lane steps, as often as the scalar search polls.
-const POLL: u32 = 32;
+const POLL: u32 = 16;
 
 /// Lane id of an idle lane.
 const IDLE: u64 = u64::MAX;
@@ -103,9 +103,15 @@ impl Lanes {
         self.id[i] = IDLE;
     }
 
-    /// Whether lane `i` has searched its whole subtree.
-    fn finished(&self, i: usize) -> bool {
-        self.avail[i] == 0 && self.at[i] == 0
+    /// The lanes holding a subtree they have searched whole (bit i for lane i).
+    #[inline(always)]
+    fn finished(&self) -> u32 {
+        let mut done = 0u32;
+        for i in 0..LANES {
+            let over = (self.avail[i] | self.at[i]) == 0 && self.id[i] != IDLE;
+            done |= u32::from(over) << i;
+        }
+        done
     }
 
     /// One round: every lane places its next queen or backs up a row; a lane back at its
@@ -266,6 +272,7 @@ pub(super) fn enumerate_roots<S: Sink>(
         next: 0,
         busy: 0,
         exhausted: false,
+        spare: Vec::new(),
     };
     match registers {
         #[cfg(target_arch = "x86_64")]
@@ -316,6 +323,8 @@ struct Run {
     busy: usize,
     /// Every root has been taken.
     exhausted: bool,
+    /// Emptied buffers of subtrees handed over, for the next ones.
+    spare: Vec<Vec<u8>>,
 }
 
 impl Run {
@@ -333,16 +342,17 @@ impl Run {
             for _ in 0..BURST {
                 let hits = self.lanes.step(full, stop);
                 if hits != 0 {
-                    self.record(hits, stop);
+                    self.record(hits);
                 }
             }
-            for i in 0..LANES {
-                if self.lanes.id[i] != IDLE && self.lanes.finished(i) {
-                    let slot = (self.lanes.id[i] - self.head) as usize;
-                    self.window[slot].done = true;
-                    self.lanes.idle(i);
-                    self.busy -= 1;
-                }
+            let mut finished = self.lanes.finished();
+            while finished != 0 {
+                let i = finished.trailing_zeros() as usize;
+                finished &= finished - 1;
+                let slot = (self.lanes.id[i] - self.head) as usize;
+                self.window[slot].done = true;
+                self.lanes.idle(i);
+                self.busy -= 1;
             }
             self.hand_over(sink)?;
             bursts += 1;
@@ -367,7 +377,7 @@ impl Run {
                 Some((root, m)) => {
                     self.window.push_back(Subtree {
                         root,
-                        boards: Vec::new(),
+                        boards: self.spare.pop().unwrap_or_default(),
                         done: false,
                     });
                     self.lanes.load(i, m, self.next, full);
@@ -381,7 +391,7 @@ impl Run {
 
     /// Writes the boards the lanes in `hits` completed to their subtrees' buffers.
     #[inline(never)]
-    fn record(&mut self, mut hits: u32, stop: u64) {
+    fn record(&mut self, mut hits: u32) {
         let (n, depth) = (self.n, self.depth);
         while hits != 0 {
             let i = hits.trailing_zeros() as usize;
@@ -389,15 +399,16 @@ impl Run {
             let subtree = &mut self.window[(self.lanes.id[i] - self.head) as usize];
             let placed = self.lanes.placed[i];
             let last = self.lanes.last[i];
-            let start = subtree.boards.len();
-            subtree.boards.resize(start + n, 0);
-            let board = &mut subtree.boards[start..];
-            board[..depth].copy_from_slice(&subtree.root[..depth]);
-            for (k, cell) in board[depth..n - 2].iter_mut().enumerate() {
-                *cell = (placed >> (5 * (stop as usize - 1 - k)) & 31) as u8;
+            // The root's rows, then the lane's, the latest placed in the low 5 bits.
+            let mut board = subtree.root;
+            let mut rows = placed;
+            for cell in board[depth..n - 2].iter_mut().rev() {
+                *cell = (rows & 31) as u8;
+                rows >>= 5;
             }
             board[n - 2] = (last as u32).trailing_zeros() as u8;
             board[n - 1] = ((last >> 32) as u32).trailing_zeros() as u8;
+            subtree.boards.extend_from_slice(&board[..n]);
         }
     }
 
@@ -411,6 +422,9 @@ impl Run {
             for board in subtree.boards.chunks_exact(self.n) {
                 sink.push(board)?;
             }
+            let mut boards = subtree.boards;
+            boards.clear();
+            self.spare.push(boards);
         }
         ControlFlow::Continue(())
     }
