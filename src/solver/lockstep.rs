@@ -180,43 +180,76 @@ struct Roots {
     /// Depth of the roots.
     depth: usize,
     full: u32,
+    /// Nodes a call of [`Roots::next`] may walk.
+    budget: u32,
+    /// The row whose columns `left` holds next.
     row: usize,
     columns: [u8; MAX],
+    /// Per row, the columns not yet tried below the current node above it.
     left: [u32; MAX],
     masks: [Masks; MAX],
-    /// Roots at or before this one are passed over.
-    after: Option<Vec<u8>>,
 }
+
+/// What [`Roots::next`] found.
+enum Found {
+    /// A root: its columns and the masks of the row below it.
+    Root([u8; MAX], Masks),
+    /// The node budget ran out first; [`Roots::at`] names where the walk goes on.
+    Pending,
+    /// No root is left.
+    Done,
+}
+
+/// Nodes [`Roots::next`] walks before it gives its caller a chance to poll.
+const ROOTS_BUDGET: u32 = 4096;
 
 impl Roots {
     /// The roots at `depth` below the peaceful `prefix` with masks `m` (`depth` greater than
-    /// its length), after `after` (a root) when given.
-    fn new(n: usize, prefix: &[u8], m: Masks, depth: usize, after: Option<Vec<u8>>) -> Roots {
+    /// its length), only those after the root `after[..depth]` when given (`after` starts
+    /// with the prefix).
+    fn new(n: usize, prefix: &[u8], m: Masks, depth: usize, after: Option<&[u8]>) -> Roots {
         let from = prefix.len();
         let full = full_mask(n as u32);
         let mut roots = Roots {
             from,
             depth,
             full,
+            budget: ROOTS_BUDGET,
             row: from,
             columns: [0; MAX],
             left: [0; MAX],
             masks: [Masks::EMPTY; MAX],
-            after,
         };
         roots.columns[..from].copy_from_slice(prefix);
         roots.masks[from] = m;
         roots.left[from] = full & !m.taken();
+        let Some(after) = after else {
+            return roots;
+        };
+        // Walk down `after`'s path, leaving each row the columns after its column, as far as
+        // the path is peaceful; the walk goes on from the deepest row reached.
+        for row in from..depth {
+            let free = full & !roots.masks[row].taken();
+            let column = u32::from(after[row]);
+            roots.left[row] = free & !(((2u64 << column) - 1) as u32);
+            roots.row = row;
+            let bit = 1u32 << column;
+            if free & bit == 0 || row + 1 == depth {
+                break;
+            }
+            roots.columns[row] = column as u8;
+            roots.masks[row + 1] = roots.masks[row].child(bit, 1);
+        }
         roots
     }
 
-    /// The next root: its columns and the masks of the row below it.
-    fn next(&mut self) -> Option<([u8; MAX], Masks)> {
-        loop {
+    /// The next root, unless the walk takes more than its budget of nodes to reach it.
+    fn next(&mut self) -> Found {
+        for _ in 0..self.budget {
             let avail = self.left[self.row];
             if avail == 0 {
                 if self.row == self.from {
-                    return None;
+                    return Found::Done;
                 }
                 self.row -= 1;
                 continue;
@@ -226,16 +259,27 @@ impl Roots {
             self.columns[self.row] = bit.trailing_zeros() as u8;
             let child = self.masks[self.row].child(bit, 1);
             if self.row + 1 == self.depth {
-                let root = &self.columns[..self.depth];
-                if self.after.as_deref().is_some_and(|after| root <= after) {
-                    continue;
-                }
-                return Some((self.columns, child));
+                return Found::Root(self.columns, child);
             }
             self.row += 1;
             self.masks[self.row] = child;
             self.left[self.row] = self.full & !child.taken();
         }
+        Found::Pending
+    }
+
+    /// The node the walk enters next, as the columns of its rows: every root before its
+    /// subtree has been handed out, none in it or after it. `None` once the walk is done.
+    fn at(&mut self) -> Option<&[u8]> {
+        while self.left[self.row] == 0 {
+            if self.row == self.from {
+                return None;
+            }
+            self.row -= 1;
+        }
+        let next = self.left[self.row].trailing_zeros() as u8;
+        self.columns[self.row] = next;
+        Some(&self.columns[..=self.row])
     }
 }
 
@@ -248,15 +292,46 @@ pub(super) fn enumerate_roots<S: Sink>(
     prefix: &[u8],
     m: Masks,
     depth: usize,
-    after: Option<Vec<u8>>,
+    after: Option<&[u8]>,
     registers: Option<Registers>,
     sink: &mut S,
 ) -> ControlFlow<()> {
-    debug_assert!(depth > prefix.len() && depth + 2 <= n && n - depth <= MAX_FREE);
+    let roots = Roots::new(n, prefix, m, depth, after);
+    enumerate_in_lanes(n, roots, registers, sink)
+}
+
+/// [`enumerate_roots`] with the walk for roots given at most `budget` nodes between polls
+/// (the tests make it poll at every other node).
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn enumerate_roots_budget<S: Sink>(
+    n: usize,
+    prefix: &[u8],
+    m: Masks,
+    depth: usize,
+    after: Option<&[u8]>,
+    registers: Option<Registers>,
+    budget: u32,
+    sink: &mut S,
+) -> ControlFlow<()> {
+    let mut roots = Roots::new(n, prefix, m, depth, after);
+    roots.budget = budget;
+    enumerate_in_lanes(n, roots, registers, sink)
+}
+
+/// Runs the lanes over `roots` (of an `n`×`n` board) into `sink`, in `registers`.
+fn enumerate_in_lanes<S: Sink>(
+    n: usize,
+    roots: Roots,
+    registers: Option<Registers>,
+    sink: &mut S,
+) -> ControlFlow<()> {
+    let depth = roots.depth;
+    debug_assert!(depth > roots.from && depth + 2 <= n && n - depth <= MAX_FREE);
     let mut run = Run {
         n,
         depth,
-        roots: Roots::new(n, prefix, m, depth, after),
+        roots,
         lanes: Box::new(Lanes {
             at: [0; LANES],
             cols: [0; LANES],
@@ -333,48 +408,58 @@ impl Run {
     fn lanes_loop<S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
         let full = u64::from(full_mask(self.n as u32));
         let stop = (self.n - self.depth - 2) as u64;
-        let mut bursts = 0;
+        let mut bursts = 0u32;
         loop {
-            self.load(full);
-            if self.busy == 0 {
+            let pending = self.load(full);
+            if self.busy == 0 && !pending {
                 return ControlFlow::Continue(());
             }
-            for _ in 0..BURST {
-                let hits = self.lanes.step(full, stop);
-                if hits != 0 {
-                    self.record(hits);
+            if self.busy > 0 {
+                for _ in 0..BURST {
+                    let hits = self.lanes.step(full, stop);
+                    if hits != 0 {
+                        self.record(hits);
+                    }
                 }
+                let mut finished = self.lanes.finished();
+                while finished != 0 {
+                    let i = finished.trailing_zeros() as usize;
+                    finished &= finished - 1;
+                    let slot = (self.lanes.id[i] - self.head) as usize;
+                    self.window[slot].done = true;
+                    self.lanes.idle(i);
+                    self.busy -= 1;
+                }
+                self.hand_over(sink)?;
             }
-            let mut finished = self.lanes.finished();
-            while finished != 0 {
-                let i = finished.trailing_zeros() as usize;
-                finished &= finished - 1;
-                let slot = (self.lanes.id[i] - self.head) as usize;
-                self.window[slot].done = true;
-                self.lanes.idle(i);
-                self.busy -= 1;
-            }
-            self.hand_over(sink)?;
             bursts += 1;
-            if bursts % POLL == 0
-                && let Some(head) = self.window.front()
-            {
-                sink.poll(&head.root[..self.depth])?;
+            if pending || bursts % POLL == 0 {
+                // The first subtree not handed over; with none started, where the walk for
+                // roots goes on.
+                match self.window.front() {
+                    Some(head) => sink.poll(&head.root[..self.depth])?,
+                    None => {
+                        if let Some(at) = self.roots.at() {
+                            sink.poll(at)?;
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// Gives idle lanes the next subtrees, as far as the window reaches.
-    fn load(&mut self, full: u64) {
+    /// Gives idle lanes the next subtrees, as far as the window reaches; `true` when the walk
+    /// for roots ran out of its node budget before it could fill them.
+    fn load(&mut self, full: u64) -> bool {
         for i in 0..LANES {
             if self.exhausted || self.next >= self.head + WINDOW {
-                return;
+                return false;
             }
             if self.lanes.id[i] != IDLE {
                 continue;
             }
             match self.roots.next() {
-                Some((root, m)) => {
+                Found::Root(root, m) => {
                     self.window.push_back(Subtree {
                         root,
                         boards: self.spare.pop().unwrap_or_default(),
@@ -384,9 +469,11 @@ impl Run {
                     self.next += 1;
                     self.busy += 1;
                 }
-                None => self.exhausted = true,
+                Found::Pending => return true,
+                Found::Done => self.exhausted = true,
             }
         }
+        false
     }
 
     /// Writes the boards the lanes in `hits` completed to their subtrees' buffers.

@@ -219,7 +219,7 @@ pub(super) fn enumerate_under_by<S: Sink>(
                 remaining: u64::MAX,
             };
             engine.under(0, Masks::EMPTY, &bound[..depth], Some(bound), &mut visitor)?;
-            Some(bound[..depth].to_vec())
+            Some(bound)
         }
         None => None,
     };

@@ -525,3 +525,67 @@ proptest! {
         }
     }
 }
+
+/// Keeps the boards and stops at poll number `stop_at` (counting from 1), noting where.
+struct StopAtPollNumber {
+    boards: Vec<Vec<u8>>,
+    polls: usize,
+    stop_at: usize,
+    at: Option<Vec<u8>>,
+}
+
+impl Sink for StopAtPollNumber {
+    fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
+        self.boards.push(columns.to_vec());
+        ControlFlow::Continue(())
+    }
+    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
+        self.polls += 1;
+        if self.polls == self.stop_at {
+            self.at = Some(at.to_vec());
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[test]
+fn lanes_polled_while_walking_for_roots_resume_without_loss_or_repeat() {
+    // A budget of a node or two makes the walk for roots stop between almost every root, so
+    // polls come both from the window's head and from where the walk goes on.
+    for n in [8u32, 10, 12] {
+        let p = problem(n, &[], false, Shard::WHOLE);
+        let whole = boards(&p, None, None);
+        let depth = lockstep::subtree_depth(n as usize, 0).expect("room for lanes");
+        for budget in [1, 2, 7] {
+            for stop_at in (1..=60).chain([100, 200, 400]) {
+                let mut sink = StopAtPollNumber {
+                    boards: Vec::new(),
+                    polls: 0,
+                    stop_at,
+                    at: None,
+                };
+                let flow = lockstep::enumerate_roots_budget(
+                    n as usize,
+                    &[],
+                    geometry::Masks::EMPTY,
+                    depth,
+                    None,
+                    None,
+                    budget,
+                    &mut sink,
+                );
+                let mut got = sink.boards;
+                if let Some(mut at) = sink.at {
+                    assert!(flow.is_break());
+                    assert!(at.len() + 2 <= n as usize, "n = {n}: polled at {at:?}");
+                    at.resize(n as usize, 0);
+                    got.extend(boards(&p, Some(&at), None));
+                } else {
+                    assert!(flow.is_continue(), "n = {n}: fewer than {stop_at} polls");
+                }
+                assert!(got == whole, "n = {n}, budget {budget}, poll {stop_at}");
+            }
+        }
+    }
+}
