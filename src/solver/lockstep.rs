@@ -228,9 +228,9 @@ impl Roots {
         };
         // Walk down `after`'s path, leaving each row the columns after its column, as far as
         // the path is peaceful; the walk goes on from the deepest row reached.
-        for row in from..depth {
+        for (row, &column) in after.iter().enumerate().take(depth).skip(from) {
             let free = full & !roots.masks[row].taken();
-            let column = u32::from(after[row]);
+            let column = u32::from(column);
             roots.left[row] = free & !(((2u64 << column) - 1) as u32);
             roots.row = row;
             let bit = 1u32 << column;
@@ -433,7 +433,7 @@ impl Run {
                 self.hand_over(sink)?;
             }
             bursts += 1;
-            if pending || bursts % POLL == 0 {
+            if pending || bursts.is_multiple_of(POLL) {
                 // The first subtree not handed over; with none started, where the walk for
                 // roots goes on.
                 match self.window.front() {
