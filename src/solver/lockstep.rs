@@ -11,7 +11,8 @@
 //! the buffers stay small; a finished subtree at the head goes to the sink at once.
 //!
 //! Only plain questions take this path (no fixed queens, every solution, one shard): what
-//! large downloads ask. The others, and the one subtree a resume point falls in, are searched
+//! large downloads ask. The others, and each task's first subtree (the one a resume point
+//! falls in, or else its first, so that its boards go out as they are found), are searched
 //! by the scalar engine (`search.rs`), which decides which path a task takes.
 
 use super::count::{Registers, registers};
@@ -280,6 +281,19 @@ impl Roots {
         let next = self.left[self.row].trailing_zeros() as u8;
         self.columns[self.row] = next;
         Some(&self.columns[..=self.row])
+    }
+}
+
+/// The first root at `depth` below the peaceful `prefix` with masks `m`; `None` when there
+/// is none.
+pub(super) fn first_root(n: usize, prefix: &[u8], m: Masks, depth: usize) -> Option<Vec<u8>> {
+    let mut roots = Roots::new(n, prefix, m, depth, None);
+    loop {
+        match roots.next() {
+            Found::Root(root, _) => return Some(root[..depth].to_vec()),
+            Found::Pending => continue,
+            Found::Done => return None,
+        }
     }
 }
 

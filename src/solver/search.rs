@@ -209,21 +209,24 @@ pub(super) fn enumerate_under_by<S: Sink>(
     let Some(m) = prefix_masks(n, prefix) else {
         return ControlFlow::Continue(());
     };
-    // The subtree the resume point falls in is searched alone, up to its end; the lanes take
-    // the subtrees after it.
-    let after = match bound {
-        Some(bound) => {
-            let mut visitor = Emit {
-                sink: &mut *sink,
-                fundamental: false,
-                remaining: u64::MAX,
-            };
-            engine.under(0, Masks::EMPTY, &bound[..depth], Some(bound), &mut visitor)?;
-            Some(bound)
-        }
-        None => None,
+    // The first subtree is searched alone, up to its end: the subtree a resume point falls
+    // in, or else the task's first, whose boards then go out as they are found rather than
+    // when the subtree is done (a stream's first message waits for them). The lanes take the
+    // subtrees after it.
+    let first = match bound {
+        Some(bound) => bound[..depth].to_vec(),
+        None => match lockstep::first_root(n, prefix, m, depth) {
+            Some(root) => root,
+            None => return ControlFlow::Continue(()),
+        },
     };
-    lockstep::enumerate_roots(n, prefix, m, depth, after, registers, sink)
+    let mut visitor = Emit {
+        sink: &mut *sink,
+        fundamental: false,
+        remaining: u64::MAX,
+    };
+    engine.under(0, Masks::EMPTY, &first, bound, &mut visitor)?;
+    lockstep::enumerate_roots(n, prefix, m, depth, Some(&first), registers, sink)
 }
 
 /// Whether `problem` asks for every solution of the whole board: no fixed queens, not only
