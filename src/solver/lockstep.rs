@@ -119,9 +119,10 @@ impl Lanes {
     /// root with nothing left stays put. A child is entered only when its row and the row
     /// after it keep a free square, and the row above the last is not entered: its free
     /// square, if any, completes a board. Returns the lanes that completed one (bit i for
-    /// lane i), whose columns of the last two rows are then in `last`.
+    /// lane i), whose columns of the last two rows are then in `last`. `LZCNT`: a lane's
+    /// column is found by counting leading zeros rather than by a population count.
     #[inline(always)]
-    fn step(&mut self, full: u64, stop: u64) -> u32 {
+    fn step<const LZCNT: bool>(&mut self, full: u64, stop: u64) -> u32 {
         let mut hits = 0u32;
         for i in 0..LANES {
             let (at, avail, placed) = (self.at[i], self.avail[i], self.placed[i]);
@@ -154,7 +155,14 @@ impl Lanes {
                     here
                 }
             };
-            let column = 63u64.wrapping_sub(u64::from(bit.leading_zeros()));
+            // AVX-512CD counts leading zeros per lane; AVX2 has no such instruction, and
+            // a population count (a table lookup per nibble there) is cheaper than its
+            // emulation: n = 16 in one thread, 2.1-2.6 M boards/s against 1.5-2.1.
+            let column = if LZCNT {
+                63u64.wrapping_sub(u64::from(bit.leading_zeros()))
+            } else {
+                u64::from(bit.wrapping_sub(1).count_ones())
+            };
             self.at[i] = pick(at + 1, at.wrapping_sub(1), at);
             self.cols[i] = pick(fc, bc, cols);
             self.d1[i] = pick(f1, b1, d1);
@@ -374,7 +382,7 @@ fn enumerate_in_lanes<S: Sink>(
             // SAFETY: the CPU has every feature `run_avx2` is compiled for.
             unsafe { run_avx2(&mut run, sink) }
         }
-        _ => run.lanes_loop(sink),
+        _ => run.lanes_loop::<false, S>(sink),
     }
 }
 
@@ -385,7 +393,7 @@ fn enumerate_in_lanes<S: Sink>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
 unsafe fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
-    run.lanes_loop(sink)
+    run.lanes_loop::<true, S>(sink)
 }
 
 /// [`Run::lanes_loop`] compiled for AVX2.
@@ -395,7 +403,7 @@ unsafe fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
 unsafe fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
-    run.lanes_loop(sink)
+    run.lanes_loop::<false, S>(sink)
 }
 
 /// One enumeration in lanes: the roots still to take, the lanes, the window of subtrees.
@@ -417,9 +425,10 @@ struct Run {
 }
 
 impl Run {
-    /// The lanes' loop, inlined into one copy per instruction set.
+    /// The lanes' loop, inlined into one copy per instruction set (`LZCNT` as in
+    /// [`Lanes::step`]).
     #[inline(always)]
-    fn lanes_loop<S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
+    fn lanes_loop<const LZCNT: bool, S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
         let full = u64::from(full_mask(self.n as u32));
         let stop = (self.n - self.depth - 2) as u64;
         let mut bursts = 0u32;
@@ -430,7 +439,7 @@ impl Run {
             }
             if self.busy > 0 {
                 for _ in 0..BURST {
-                    let hits = self.lanes.step(full, stop);
+                    let hits = self.lanes.step::<LZCNT>(full, stop);
                     if hits != 0 {
                         self.record(hits);
                     }
