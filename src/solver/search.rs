@@ -98,26 +98,21 @@ pub fn enumerate<S: Sink>(
     if limit == Some(0) {
         return ControlFlow::Continue(());
     }
-    if plain(problem) {
-        let mut limited = Limited {
-            sink,
-            remaining: limit.unwrap_or(u64::MAX),
-        };
-        let flow = enumerate_under(problem, &[], start_after, &mut limited);
-        return if limited.remaining == 0 {
-            ControlFlow::Continue(())
-        } else {
-            flow
-        };
-    }
-    let mut visitor = Emit {
+    let mut limited = Limited {
         sink,
-        fundamental: problem.fundamental(),
         remaining: limit.unwrap_or(u64::MAX),
     };
-    let mut engine = Engine::new(problem, problem.fundamental());
-    let flow = engine.run(start_after, &mut visitor);
-    if visitor.remaining == 0 {
+    let flow = if plain(problem) {
+        enumerate_under(problem, &[], start_after, &mut limited)
+    } else {
+        let mut visitor = Emit {
+            sink: &mut limited,
+            fundamental: problem.fundamental(),
+        };
+        Engine::new(problem, problem.fundamental()).run(start_after, &mut visitor)
+    };
+    // Stopped by the limit: the enumeration is complete.
+    if limited.remaining == 0 {
         return ControlFlow::Continue(());
     }
     flow
@@ -202,7 +197,6 @@ pub(super) fn enumerate_under_by<S: Sink>(
         let mut visitor = Emit {
             sink,
             fundamental: problem.fundamental(),
-            remaining: u64::MAX,
         };
         return engine.under(0, Masks::EMPTY, prefix, bound, &mut visitor);
     };
@@ -223,7 +217,6 @@ pub(super) fn enumerate_under_by<S: Sink>(
     let mut visitor = Emit {
         sink: &mut *sink,
         fundamental: false,
-        remaining: u64::MAX,
     };
     engine.under(0, Masks::EMPTY, &first, bound, &mut visitor)?;
     lockstep::enumerate_roots(n, prefix, m, depth, Some(&first), registers, sink)
@@ -294,11 +287,10 @@ trait Visitor {
     fn poll(&mut self, at: &[u8]) -> ControlFlow<()>;
 }
 
-/// Enumeration: representatives only when `fundamental`, and a limit.
+/// Enumeration: representatives only when `fundamental` (a limit is the sink's, [`Limited`]).
 struct Emit<'a, S: Sink> {
     sink: &'a mut S,
     fundamental: bool,
-    remaining: u64,
 }
 
 impl<S: Sink> Visitor for Emit<'_, S> {
@@ -306,12 +298,7 @@ impl<S: Sink> Visitor for Emit<'_, S> {
         if self.fundamental && class_size(columns).is_none() {
             return ControlFlow::Continue(());
         }
-        self.sink.push(columns)?;
-        self.remaining -= 1;
-        if self.remaining == 0 {
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
+        self.sink.push(columns)
     }
 
     fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
