@@ -305,10 +305,10 @@ pub(super) fn first_root(n: usize, prefix: &[u8], m: Masks, depth: usize) -> Opt
     }
 }
 
-/// Pushes into `sink`, in lexicographic order, every board below the roots `roots` (at
-/// depth `depth`, all rows above them placed, at least two rows below), searched in lanes
-/// run in `registers` (the portable rounds for `None`). Returns `Break` when the sink
-/// stopped the search.
+/// Pushes into `sink`, in lexicographic order, every board below the roots at `depth` under
+/// `prefix` (whose masks are `m`; only roots after `after[..depth]` when given), at least two
+/// rows above the last, searched in lanes run in `registers` (the portable rounds for
+/// `None`). Returns `Break` when the sink stopped the search.
 pub(super) fn enumerate_roots<S: Sink>(
     n: usize,
     prefix: &[u8],
@@ -322,21 +322,17 @@ pub(super) fn enumerate_roots<S: Sink>(
     enumerate_in_lanes(n, roots, registers, sink)
 }
 
-/// [`enumerate_roots`] with the walk for roots given at most `budget` nodes between polls
-/// (the tests make it poll at every other node).
+/// [`enumerate_roots`] from the empty prefix, the walk for roots given at most `budget` nodes
+/// between polls (the tests make it poll at almost every node).
 #[cfg(test)]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn enumerate_roots_budget<S: Sink>(
     n: usize,
-    prefix: &[u8],
-    m: Masks,
     depth: usize,
-    after: Option<&[u8]>,
     registers: Option<Registers>,
     budget: u32,
     sink: &mut S,
 ) -> ControlFlow<()> {
-    let mut roots = Roots::new(n, prefix, m, depth, after);
+    let mut roots = Roots::new(n, &[], Masks::EMPTY, depth, None);
     roots.budget = budget;
     enumerate_in_lanes(n, roots, registers, sink)
 }

@@ -443,26 +443,52 @@ fn lanes_count_oeis_at_13_and_14_in_order() {
     }
 }
 
-/// Stops after `left` boards, or at the first poll once `at_poll` is set; keeps what came.
-struct StopAfter {
+/// Keeps the boards; stops at board number `boards_left` or poll number `polls_left`
+/// (counting down; `usize::MAX` for never), noting the node a stopping poll named.
+struct Stopper {
     boards: Vec<Vec<u8>>,
-    left: usize,
-    at_poll: bool,
-    stopped_at: Option<Vec<u8>>,
+    boards_left: usize,
+    polls_left: usize,
+    at: Option<Vec<u8>>,
 }
 
-impl Sink for StopAfter {
+impl Stopper {
+    fn new(boards_left: usize, polls_left: usize) -> Stopper {
+        Stopper {
+            boards: Vec::new(),
+            boards_left,
+            polls_left,
+            at: None,
+        }
+    }
+
+    /// Where the stream resumes after this stop: from the least vector under the node a
+    /// poll named, or after the last board pushed.
+    fn resume_point(&self, n: usize) -> Vec<u8> {
+        match &self.at {
+            Some(at) => {
+                let mut resume = at.clone();
+                resume.resize(n, 0);
+                resume
+            }
+            None => self.boards.last().expect("a board").clone(),
+        }
+    }
+}
+
+impl Sink for Stopper {
     fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
         self.boards.push(columns.to_vec());
-        self.left = self.left.saturating_sub(1);
-        if self.left == 0 {
+        self.boards_left = self.boards_left.saturating_sub(1);
+        if self.boards_left == 0 {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
     }
     fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
-        if self.at_poll {
-            self.stopped_at = Some(at.to_vec());
+        self.polls_left = self.polls_left.saturating_sub(1);
+        if self.polls_left == 0 {
+            self.at = Some(at.to_vec());
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
@@ -475,24 +501,13 @@ fn lanes_resume_from_a_stopped_board_or_poll() {
     let p = problem(n, &[], false, Shard::WHOLE);
     let whole = boards(&p, None, None);
     for path in paths() {
-        for (left, at_poll) in [(1, false), (777, false), (9_000, false), (usize::MAX, true)] {
-            let mut sink = StopAfter {
-                boards: Vec::new(),
-                left,
-                at_poll,
-                stopped_at: None,
-            };
+        let never = usize::MAX;
+        for (left, polls) in [(1, never), (777, never), (9_000, never), (never, 1)] {
+            let mut sink = Stopper::new(left, polls);
             let flow = search::enumerate_under_by(&p, &[], None, &mut sink, path);
             assert!(flow.is_break(), "{path:?}, {left}");
-            // Resume as the stream does: after the last board, or from the least vector
-            // under the node a poll named.
-            let resume = match sink.stopped_at {
-                Some(mut at) => {
-                    at.resize(n as usize, 0);
-                    at
-                }
-                None => sink.boards.last().expect("a board").clone(),
-            };
+            // Resume as the stream does.
+            let resume = sink.resume_point(n as usize);
             let mut rest = Collect::default();
             let flow = search::enumerate_under_by(&p, &[], Some(&resume), &mut rest, path);
             assert!(flow.is_continue());
@@ -500,7 +515,7 @@ fn lanes_resume_from_a_stopped_board_or_poll() {
             got.extend(rest.0);
             assert!(
                 got == whole,
-                "{path:?}, stopped after {left}, at a poll: {at_poll}"
+                "{path:?}, stopped after {left} boards or {polls} polls"
             );
         }
     }
@@ -526,29 +541,6 @@ proptest! {
     }
 }
 
-/// Keeps the boards and stops at poll number `stop_at` (counting from 1), noting where.
-struct StopAtPollNumber {
-    boards: Vec<Vec<u8>>,
-    polls: usize,
-    stop_at: usize,
-    at: Option<Vec<u8>>,
-}
-
-impl Sink for StopAtPollNumber {
-    fn push(&mut self, columns: &[u8]) -> ControlFlow<()> {
-        self.boards.push(columns.to_vec());
-        ControlFlow::Continue(())
-    }
-    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
-        self.polls += 1;
-        if self.polls == self.stop_at {
-            self.at = Some(at.to_vec());
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    }
-}
-
 #[test]
 fn lanes_polled_while_walking_for_roots_resume_without_loss_or_repeat() {
     // A budget of a node or two makes the walk for roots stop between almost every root, so
@@ -559,28 +551,14 @@ fn lanes_polled_while_walking_for_roots_resume_without_loss_or_repeat() {
         let depth = lockstep::subtree_depth(n as usize, 0).expect("room for lanes");
         for budget in [1, 2, 7] {
             for stop_at in (1..=60).chain([100, 200, 400]) {
-                let mut sink = StopAtPollNumber {
-                    boards: Vec::new(),
-                    polls: 0,
-                    stop_at,
-                    at: None,
-                };
-                let flow = lockstep::enumerate_roots_budget(
-                    n as usize,
-                    &[],
-                    geometry::Masks::EMPTY,
-                    depth,
-                    None,
-                    None,
-                    budget,
-                    &mut sink,
-                );
-                let mut got = sink.boards;
-                if let Some(mut at) = sink.at {
+                let mut sink = Stopper::new(usize::MAX, stop_at);
+                let flow =
+                    lockstep::enumerate_roots_budget(n as usize, depth, None, budget, &mut sink);
+                let mut got = sink.boards.clone();
+                if let Some(at) = &sink.at {
                     assert!(flow.is_break());
                     assert!(at.len() + 2 <= n as usize, "n = {n}: polled at {at:?}");
-                    at.resize(n as usize, 0);
-                    got.extend(boards(&p, Some(&at), None));
+                    got.extend(boards(&p, Some(&sink.resume_point(n as usize)), None));
                 } else {
                     assert!(flow.is_continue(), "n = {n}: fewer than {stop_at} polls");
                 }
