@@ -15,7 +15,7 @@
 //! falls in, or else its first, so that its boards go out as they are found), are searched
 //! by the scalar engine (`search.rs`), which decides which path a task takes.
 
-use super::count::{Registers, registers};
+use super::count::Registers;
 use super::geometry::{MAX, Masks, full_mask};
 use super::search::Sink;
 use std::collections::VecDeque;
@@ -32,7 +32,7 @@ const OFFSET: u32 = 16;
 
 /// Most free rows of a lane: the columns of all but the last two are packed, 5 bits each,
 /// in one word.
-pub(super) const MAX_FREE: usize = 14;
+const MAX_FREE: usize = 14;
 
 /// Rows below a task's prefix at which the lanes' subtrees start (when the board leaves
 /// room): hundreds of subtrees per task, so that sixteen lanes stay busy.
@@ -58,12 +58,6 @@ pub(super) fn subtree_depth(n: usize, depth: usize) -> Option<usize> {
         .max(n.saturating_sub(MAX_FREE))
         .min(n.saturating_sub(2));
     (n >= 4 && at > depth).then_some(at)
-}
-
-/// The SIMD registers the lanes run in on this CPU; `None` when it has neither AVX-512 nor
-/// AVX2 and the scalar search is faster.
-pub(super) fn lane_registers() -> Option<Registers> {
-    registers()
 }
 
 /// The lanes' state, one array element per lane.

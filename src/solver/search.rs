@@ -7,7 +7,7 @@
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
 
-use super::count::Registers;
+use super::count::{Registers, registers};
 use super::geometry::{MAX, Masks, bits, full_mask};
 use super::lockstep;
 use super::problem::Problem;
@@ -150,7 +150,9 @@ pub fn enumerate_under<S: Sink>(
     start_after: Option<&[u8]>,
     sink: &mut S,
 ) -> ControlFlow<()> {
-    let path = match lockstep::lane_registers() {
+    // The lanes where the CPU has SIMD registers for them; without, the scalar search is
+    // faster than the portable rounds.
+    let path = match registers() {
         Some(registers) => Path::Lanes(Some(registers)),
         None => Path::Scalar,
     };
