@@ -3,39 +3,85 @@
 //!
 //! Every answer is checked against the baseline's (a mismatch panics). Columns: the
 //! baseline's CPU time; `x1`, the count on a pool of one thread, in CPU time; `xT`, the count
-//! on a pool of T threads, in wall time and in CPU time of all threads. CPU times are summed
-//! over the process's threads from Linux's per-thread scheduler statistics (nanoseconds), so
-//! other load on the machine barely moves them; the parallel wall time does depend on it.
-//! Ratios are to the baseline's CPU time.
+//! on a pool of T threads, in wall time and in CPU time of all threads. CPU times are the
+//! process's, all threads, from `getrusage`, so other load on the machine barely moves them;
+//! the parallel wall time does depend on it. Ratios are to the baseline's CPU time.
 //!
 //! Each counter runs `QUEENS_BENCH_REPEAT` times (default 3) in turn, and the least time of
 //! each is kept: on a shared machine the least disturbed run is the best estimate of the work.
+//! From n = 18 on every counter runs once (a run takes minutes), the baseline runs on the
+//! parallel counter's threads (one first-row column at a time from a shared queue; its CPU
+//! time is what the ratios use), and from n = 19 on the one-thread count is left out.
 //!
-//! `cargo bench --bench count` runs n = 15, 16, 17. Pick sizes with arguments or the
-//! `QUEENS_BENCH_N` variable (comma-separated), e.g. `cargo bench --bench count -- 10 11` for a
-//! smoke run; `QUEENS_BENCH_THREADS` sets the parallel counter's threads (default 2).
+//! A peer program joins the comparison when `QUEENS_PEER_CMD` holds a shell command that counts
+//! the board size in place of `{n}`, e.g. `QUEENS_PEER_CMD='/scratch/kluev/nq{n} 2'` for a
+//! counter with the size compiled in. It runs after the other counters in each round; its output
+//! must contain the solution count (else the bench panics), and the last columns give its wall
+//! time, its CPU time and peak RSS (from `wait4`), and the parallel count's wall time as a
+//! fraction of the peer's. `QUEENS_BENCH_NO_BASELINE=1` skips the baseline (the answers are then
+//! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
+//! takes over an hour of CPU.
+//!
+//! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
+//! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
+//! `cargo bench --bench count -- 10 11` for a smoke run; `QUEENS_BENCH_THREADS` sets the
+//! parallel counter's threads (default 2).
 
 use queens::solver::pool::wait;
 use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, count, simd_registers};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Baseline times below this give no ratios (the CPU clocks' resolution is about 1-10 ms).
 const MIN_TIMED: Duration = Duration::from_millis(50);
 
 /// Sizes measured when none are given.
-const DEFAULT_SIZES: [u32; 3] = [15, 16, 17];
+const DEFAULT_SIZES: [u32; 4] = [15, 16, 17, 18];
+
+/// From this size on every counter runs once and the baseline runs on all threads.
+const BIG: u32 = 18;
+
+/// From this size on the one-thread count is left out (it would take half an hour at n = 20).
+const NO_SINGLE: u32 = 19;
+
+/// What the bench was asked to run, from the command line and the environment.
+struct Setup {
+    /// Threads of the parallel counter (and of the baseline for big sizes).
+    threads: usize,
+    /// Runs of each counter for sizes below [`BIG`].
+    repeat: usize,
+    /// The peer's shell command, `{n}` standing for the board size.
+    peer: Option<String>,
+    /// Whether the mirror baseline runs.
+    baseline: bool,
+}
 
 fn main() {
     let sizes = sizes();
-    let threads = env_number("QUEENS_BENCH_THREADS").unwrap_or(2);
-    let repeat = env_number("QUEENS_BENCH_REPEAT").unwrap_or(3).max(1);
-    println!("{threads} threads for the parallel counter; least time of {repeat} runs each");
+    let setup = Setup {
+        threads: env_number("QUEENS_BENCH_THREADS").unwrap_or(2).max(1),
+        repeat: env_number("QUEENS_BENCH_REPEAT").unwrap_or(3).max(1),
+        peer: std::env::var("QUEENS_PEER_CMD")
+            .ok()
+            .filter(|c| !c.trim().is_empty()),
+        baseline: std::env::var("QUEENS_BENCH_NO_BASELINE")
+            .map_or(true, |v| v.is_empty() || v == "0"),
+    };
+    let threads = setup.threads;
+    println!(
+        "{threads} threads for the parallel counter; least time of {} runs each below n = {BIG}, one run from n = {BIG}",
+        setup.repeat
+    );
     match simd_registers() {
         Some(registers) => println!("Count's lanes run in {registers} registers"),
         None => println!("no SIMD registers for Count's lanes: it searches every board alone"),
     }
+    if let Some(peer) = &setup.peer {
+        println!("peer: {peer}");
+    }
     println!(
-        "{:>3} {:>14} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9}",
+        "{:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}",
         "n",
         "solutions",
         "base cpu",
@@ -44,10 +90,14 @@ fn main() {
         format!("x{threads} wall"),
         "ratio",
         format!("x{threads} cpu"),
+        "peer wall",
+        "peer cpu",
+        "peer rss",
+        "/peer",
     );
     let pools = (Pool::new(1), Pool::new(threads));
     for n in sizes {
-        row(n, repeat, &pools);
+        row(n, &setup, &pools);
     }
 }
 
@@ -93,56 +143,154 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
     let (started, before) = (Instant::now(), process_cpu());
     let value = std::hint::black_box(f());
     let wall = started.elapsed();
-    let cpu = process_cpu()
-        .zip(before)
-        .map_or(wall, |(after, before)| after.saturating_sub(before));
+    let cpu = process_cpu().saturating_sub(before);
     (value, wall, cpu)
 }
 
-/// Measures and prints one board size: every counter `repeat` times, in turn.
-fn row(n: u32, repeat: usize, (one, many): &(Pool, Pool)) {
+/// One run of the peer: its wall time, CPU time, peak RSS and output.
+struct PeerRun {
+    /// Wall time from spawn to exit.
+    wall: Duration,
+    /// User and system time of the peer and its children.
+    cpu: Duration,
+    /// Peak resident set, in KiB.
+    rss_kib: u64,
+    /// Standard output.
+    output: String,
+}
+
+/// Runs the peer's command for size `n` with `sh -c` and measures it.
+#[allow(clippy::zombie_processes)] // reaped with wait4 (for its rusage), not through `Child`
+fn run_peer(command: &str, n: u32) -> PeerRun {
+    let command = command.replace("{n}", &n.to_string());
+    let started = Instant::now();
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting the peer `{command}`: {e}"));
+    let pid = child.id() as libc::pid_t;
+    let mut stdout = child.stdout.expect("piped stdout");
+    let mut output = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut output).expect("the peer's output");
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 reaps our own child and writes into the status and usage it is given;
+    // std's handle is never waited on after this.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "waiting for the peer `{command}`");
+    let wall = started.elapsed();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the peer `{command}` failed (wait status {status}); its output: {output}"
+    );
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    PeerRun {
+        wall,
+        cpu: Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime)),
+        rss_kib: usage.ru_maxrss as u64,
+        output,
+    }
+}
+
+/// Whether `text` holds `number` as a whole run of digits (thousands separators aside).
+fn mentions(text: &str, number: u64) -> bool {
+    let wanted = number.to_string();
+    text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '_'))
+        .any(|token| {
+            token
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect::<String>()
+                == wanted
+        })
+}
+
+/// Measures and prints one board size: every counter `repeat` times (once for big sizes), in
+/// turn.
+fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
     let problem = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
-    let mut base = Duration::MAX;
-    let mut single_cpu = Duration::MAX;
+    let repeat = if n >= BIG { 1 } else { setup.repeat };
+    let baseline_threads = if n >= BIG { setup.threads } else { 1 };
+    let mut base = None::<Duration>;
+    let mut single_cpu = None::<Duration>;
     let mut parallel_wall = Duration::MAX;
     let mut parallel_cpu = Duration::MAX;
-    let mut answers = None;
+    let mut peer = None::<PeerRun>;
+    let least =
+        |slot: &mut Option<Duration>, t: Duration| *slot = Some(slot.map_or(t, |s| s.min(t)));
+    let mut answers = (None, None, None);
     for _ in 0..repeat {
-        let (expected, _, t) = timed(|| baseline(n));
-        base = base.min(t);
-        let (single, _, t) = timed(|| counted(&problem, one));
-        single_cpu = single_cpu.min(t);
+        if setup.baseline {
+            let (expected, _, t) = timed(|| baseline(n, baseline_threads));
+            least(&mut base, t);
+            answers.0 = Some(expected);
+        }
+        if n < NO_SINGLE {
+            let (single, _, t) = timed(|| counted(&problem, one));
+            least(&mut single_cpu, t);
+            answers.1 = Some(single);
+        }
         let (parallel, wall, cpu) = timed(|| counted(&problem, many));
         parallel_wall = parallel_wall.min(wall);
         parallel_cpu = parallel_cpu.min(cpu);
-        answers = Some((expected, single, parallel));
+        answers.2 = Some(parallel);
+        if let Some(command) = &setup.peer {
+            let run = run_peer(command, n);
+            assert!(
+                mentions(&run.output, parallel.solutions),
+                "n = {n}: the peer's output does not contain {}: {}",
+                parallel.solutions,
+                run.output
+            );
+            if peer.as_ref().is_none_or(|p| run.wall < p.wall) {
+                peer = Some(run);
+            }
+        }
     }
-    let Some((expected, single, parallel)) = answers else {
-        return;
-    };
-    for (name, got) in [("x1", single), ("parallel", parallel)] {
-        check(n, name, got, expected);
+    let (expected, single, parallel) = answers;
+    let parallel = parallel.expect("the parallel count ran");
+    if let Some(expected) = expected {
+        check(n, "parallel", parallel, expected);
+        if let Some(single) = single {
+            check(n, "x1", single, expected);
+        }
     }
-    assert_eq!(
-        single.fundamental, parallel.fundamental,
-        "n = {n}: classes differ"
-    );
+    if let Some(single) = single {
+        assert_eq!(
+            single.fundamental, parallel.fundamental,
+            "n = {n}: classes differ"
+        );
+    }
     // Below MIN_TIMED a ratio would be noise.
-    let ratio = |d: Duration| {
-        if base < MIN_TIMED {
-            "-".to_string()
-        } else {
+    let ratio = |d: Option<Duration>| match (base, d) {
+        (Some(base), Some(d)) if base >= MIN_TIMED => {
             format!("{:.3}", d.as_secs_f64() / base.as_secs_f64())
         }
+        _ => "-".to_string(),
+    };
+    let seconds =
+        |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.3}s", d.as_secs_f64()));
+    let (peer_wall, peer_cpu, peer_rss, to_peer) = match &peer {
+        Some(p) => (
+            seconds(Some(p.wall)),
+            seconds(Some(p.cpu)),
+            format!("{:.0}MiB", p.rss_kib as f64 / 1024.0),
+            format!("{:.3}", parallel_wall.as_secs_f64() / p.wall.as_secs_f64()),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
     };
     println!(
-        "{n:>3} {expected:>14} {:>8.3}s {:>8.3}s {:>6} {:>8.3}s {:>6} {:>8.3}s",
-        base.as_secs_f64(),
-        single_cpu.as_secs_f64(),
+        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {peer_wall:>9} {peer_cpu:>9} {peer_rss:>8} {to_peer:>7}",
+        parallel.solutions,
+        seconds(base),
+        seconds(single_cpu),
         ratio(single_cpu),
-        parallel_wall.as_secs_f64(),
-        ratio(parallel_wall),
-        parallel_cpu.as_secs_f64(),
+        seconds(Some(parallel_wall)),
+        ratio(Some(parallel_wall)),
+        seconds(Some(parallel_cpu)),
     );
 }
 
@@ -155,19 +303,34 @@ fn check(n: u32, name: &str, got: Counts, expected: u64) {
 }
 
 /// The baseline: a plain bitboard counter (Somers-style) that searches the queen of row 0 in
-/// the left half of the board and doubles, plus the middle column on odd boards.
-fn baseline(n: u32) -> u64 {
+/// the left half of the board and doubles, plus the middle column on odd boards. `threads`
+/// threads take the first row's columns from a shared counter.
+fn baseline(n: u32, threads: usize) -> u64 {
     let full = u32::MAX >> (32 - n);
-    let mut total = 0;
-    for c in 0..n / 2 {
-        let bit = 1 << c;
-        total += 2 * plain(full, bit, bit << 1, bit >> 1);
+    let next = AtomicU32::new(0);
+    let columns = n.div_ceil(2);
+    let work = || {
+        let mut total = 0;
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= columns {
+                return total;
+            }
+            let bit = 1 << c;
+            let weight = if n % 2 == 1 && c == n / 2 { 1 } else { 2 };
+            total += weight * plain(full, bit, bit << 1, bit >> 1);
+        }
+    };
+    if threads <= 1 {
+        return work();
     }
-    if n % 2 == 1 {
-        let bit = 1 << (n / 2);
-        total += plain(full, bit, bit << 1, bit >> 1);
-    }
-    total
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a baseline thread"))
+            .sum()
+    })
 }
 
 /// Completions below a row with columns `cols` and diagonals `d1`, `d2` taken.
@@ -185,16 +348,12 @@ fn plain(full: u32, cols: u32, d1: u32, d2: u32) -> u64 {
     total
 }
 
-/// CPU time of the whole process so far: the sum over its live threads of Linux's
-/// `/proc/self/task/*/schedstat` (nanoseconds on the CPU first); `None` elsewhere, and the
-/// bench falls back to wall time. The pools live for the whole run, so no thread's time is
-/// lost between two readings.
-fn process_cpu() -> Option<Duration> {
-    let mut nanos = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let path = task.ok()?.path().join("schedstat");
-        let text = std::fs::read_to_string(path).ok()?;
-        nanos += text.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(Duration::from_nanos(nanos))
+/// CPU time of the whole process so far, all its threads (finished ones included), from
+/// `getrusage`.
+fn process_cpu() -> Duration {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct it is given.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
