@@ -22,13 +22,20 @@
 //! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
 //! takes over an hour of CPU.
 //!
+//! The experimental join counter (`queens::solver::join_total`, issue 16's direction, not yet
+//! Count's path) runs on the parallel counter's threads after it, its answer checked against
+//! Count's: its wall and CPU time, and its wall time as a fraction of the peer's, fill the last
+//! columns (`QUEENS_BENCH_JOIN=0` leaves it out).
+//!
 //! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
 //! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
 //! `cargo bench --bench count -- 10 11` for a smoke run; `QUEENS_BENCH_THREADS` sets the
 //! parallel counter's threads (default 2).
 
 use queens::solver::pool::wait;
-use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, count, simd_registers};
+use queens::solver::{
+    CountOptions, Counts, Pool, Problem, Shard, count, join_total, simd_registers,
+};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -41,6 +48,9 @@ const DEFAULT_SIZES: [u32; 4] = [15, 16, 17, 18];
 
 /// From this size on every counter runs once and the baseline runs on all threads.
 const BIG: u32 = 18;
+
+/// Sizes the experimental join counter covers.
+const JOIN_SIZES: std::ops::RangeInclusive<u32> = 4..=21;
 
 /// From this size on the one-thread count is left out (it would take half an hour at n = 20).
 const NO_SINGLE: u32 = 19;
@@ -55,6 +65,8 @@ struct Setup {
     peer: Option<String>,
     /// Whether the mirror baseline runs.
     baseline: bool,
+    /// Whether the experimental join counter runs (on the parallel counter's threads).
+    join: bool,
 }
 
 fn main() {
@@ -65,6 +77,7 @@ fn main() {
         peer: std::env::var("QUEENS_PEER_CMD")
             .ok()
             .filter(|c| !c.trim().is_empty()),
+        join: std::env::var("QUEENS_BENCH_JOIN").map_or(true, |v| v != "0"),
         baseline: std::env::var("QUEENS_BENCH_NO_BASELINE")
             .map_or(true, |v| v.is_empty() || v == "0"),
     };
@@ -81,7 +94,7 @@ fn main() {
         println!("peer: {peer}");
     }
     println!(
-        "{:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}",
+        "{:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>7}",
         "n",
         "solutions",
         "base cpu",
@@ -94,6 +107,9 @@ fn main() {
         "peer cpu",
         "peer rss",
         "/peer",
+        "join wall",
+        "join cpu",
+        "j/peer",
     );
     let pools = (Pool::new(1), Pool::new(threads));
     for n in sizes {
@@ -219,6 +235,7 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
     let mut parallel_wall = Duration::MAX;
     let mut parallel_cpu = Duration::MAX;
     let mut peer = None::<PeerRun>;
+    let mut join = None::<(Duration, Duration)>;
     let least =
         |slot: &mut Option<Duration>, t: Duration| *slot = Some(slot.map_or(t, |s| s.min(t)));
     let mut answers = (None, None, None);
@@ -237,6 +254,16 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
         parallel_wall = parallel_wall.min(wall);
         parallel_cpu = parallel_cpu.min(cpu);
         answers.2 = Some(parallel);
+        if setup.join && (JOIN_SIZES).contains(&n) {
+            let (joined, wall, cpu) = timed(|| joined(n, setup.threads));
+            assert_eq!(
+                joined, parallel.solutions,
+                "n = {n}: the join counter disagrees"
+            );
+            if join.is_none_or(|(w, _)| wall < w) {
+                join = Some((wall, cpu));
+            }
+        }
         if let Some(command) = &setup.peer {
             let run = run_peer(command, n);
             assert!(
@@ -282,8 +309,18 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
         ),
         None => ("-".into(), "-".into(), "-".into(), "-".into()),
     };
+    let (join_wall, join_cpu, join_to_peer) = match join {
+        Some((wall, cpu)) => (
+            seconds(Some(wall)),
+            seconds(Some(cpu)),
+            peer.as_ref().map_or("-".into(), |p| {
+                format!("{:.3}", wall.as_secs_f64() / p.wall.as_secs_f64())
+            }),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
     println!(
-        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {peer_wall:>9} {peer_cpu:>9} {peer_rss:>8} {to_peer:>7}",
+        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {peer_wall:>9} {peer_cpu:>9} {peer_rss:>8} {to_peer:>7} {join_wall:>9} {join_cpu:>9} {join_to_peer:>7}",
         parallel.solutions,
         seconds(base),
         seconds(single_cpu),
@@ -292,6 +329,34 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
         ratio(Some(parallel_wall)),
         seconds(Some(parallel_cpu)),
     );
+}
+
+/// The experimental join counter's total on `threads` threads, which take its shards (four
+/// per thread) from a shared counter.
+fn joined(n: u32, threads: usize) -> u64 {
+    let parts = (threads * 4) as u32;
+    let next = AtomicU32::new(0);
+    let work = || {
+        let mut total = 0;
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= parts {
+                return total;
+            }
+            let shard = Shard {
+                index,
+                count: parts,
+            };
+            total += join_total(n, shard, true).expect("no overflow below n = 22");
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a join thread"))
+            .sum()
+    })
 }
 
 /// Panics when a counter disagrees with the baseline.

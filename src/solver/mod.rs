@@ -35,7 +35,7 @@ pub mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use count::{CountOptions, Progress, count, simd_registers};
+pub use count::{CountOptions, Progress, count, join_total, simd_registers};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};

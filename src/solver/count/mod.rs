@@ -29,6 +29,7 @@
 
 mod board;
 mod constellation;
+mod join;
 mod lanes;
 
 #[cfg(test)]
@@ -36,6 +37,7 @@ mod tests;
 
 use self::board::Board;
 use self::constellation::{Constellation, Weighted};
+pub use self::join::join_total;
 use self::lanes::{Feed, LaneSet, Outcome, Split, Start};
 pub(super) use self::lanes::{Registers, registers};
 use crate::solver::geometry::{Square, Symmetry};

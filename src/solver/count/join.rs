@@ -1,0 +1,590 @@
+//! Counting by joining half boards (issue 16's direction, not yet Count's path): the top
+//! half's placements are listed per set of columns, and the solutions are the pairs of a top
+//! half and a bottom half (the mirror image of another top half) on complementary columns
+//! whose diagonals do not meet.
+//!
+//! Every placement of the top `m = n / 2` rows is summed up by what the rows below can see of
+//! it: the diagonals it attacks on the row under it (odd n: on the middle row, whose queen is
+//! part of the key). A pair of halves fits exactly when those masks, one half's against the
+//! other's mirrored, have no bit in common, so a key's count is the number of disjoint pairs
+//! of two lists of 64-bit words. The lists are split recursively on their densest bits (pairs
+//! that share a bit are never compared) and the small blocks left are compared pair by pair,
+//! eight pairs per instruction in AVX-512 registers where the CPU has them. Keys that the
+//! board's up-down and left-right mirrors map onto each other are counted once, weighted.
+//!
+//! Memory stays small: each key's halves are grown from a shared table of the first rows'
+//! placements, restricted to the key's columns, and dropped after the key.
+//!
+//! Here: the join counter ([`join_total`]) and its tests. Not here: Count's scheduling,
+//! progress and symmetry classes (`mod.rs`), the backtracking searches (`board.rs`,
+//! `lanes.rs`).
+
+use super::Registers;
+use crate::solver::{CountError, Shard};
+use std::collections::HashMap;
+
+/// Blocks smaller than this on either side are compared pair by pair instead of split: the
+/// pair tests are cheaper than splitting further (n = 18, a quarter of the keys: 128: 3.1 s,
+/// 256: 2.8 s, 384: 2.8 s, 1,024: 4.2 s, never split: 8.1 s).
+const LEAF: usize = 256;
+
+/// Words of each list whose bits order the split.
+const SAMPLE: usize = 512;
+
+/// How the pair tests of the blocks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tier {
+    /// Eight pairs per instruction in AVX-512 registers.
+    Avx512,
+    /// The portable loop compiled for AVX2.
+    Avx2,
+    /// The portable loop, whatever the CPU.
+    Portable,
+}
+
+/// The join counter's solutions for `n` (4 ≤ n ≤ 21), or for one shard of its keys, with the
+/// pair tests in this CPU's best SIMD registers when `simd` is set. Single-threaded; run shards
+/// on threads to use more cores. Experimental: measured by `cargo bench --bench count`, not
+/// yet Count's path (no symmetry classes, progress or cancellation).
+pub fn join_total(n: u32, shard: Shard, simd: bool) -> Result<u64, CountError> {
+    let registers = if simd { super::registers() } else { None };
+    total_in(n, shard, tier_of(registers))
+}
+
+/// The pair tests' tier for `registers` (`None`: the portable loop).
+fn tier_of(registers: Option<Registers>) -> Tier {
+    match registers {
+        Some(Registers::Avx512) => Tier::Avx512,
+        Some(Registers::Avx2) => Tier::Avx2,
+        None => Tier::Portable,
+    }
+}
+
+/// [`join_total`] with the tier given.
+fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
+    assert!((4..=21).contains(&n), "the join counter covers n = 4..=21");
+    let join = Join::new(n);
+    let parts = shard.parts() as usize;
+    let mut total = 0u64;
+    for key in join
+        .keys()
+        .into_iter()
+        .skip(shard.index as usize)
+        .step_by(parts)
+    {
+        let pairs = join.pairs(&key, tier);
+        let weighted = pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?;
+        total = total.checked_add(weighted).ok_or(CountError::Overflow)?;
+    }
+    Ok(total)
+}
+
+/// One key: the top half's columns, the middle queen's column on odd boards, and how many
+/// keys the mirrors map onto this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key {
+    /// Columns of the top half's queens.
+    top: u32,
+    /// Columns of the bottom half's queens.
+    bottom: u32,
+    /// The middle row's queen (odd n).
+    middle: Option<u32>,
+    /// Keys this one stands for (1, 2 or 4).
+    weight: u64,
+}
+
+/// Placements of a band of rows that take the same columns, as two parallel lists: what
+/// the other band of the half must not meet, and what the band adds to the half's word.
+#[derive(Debug, Default)]
+struct Band {
+    /// Per placement: the word tested against the other band's.
+    test: Vec<u64>,
+    /// Per placement: its share of the half's word (the halves' words are ORs of shares).
+    share: Vec<u64>,
+}
+
+/// The tables one board size shares between its keys.
+struct Join {
+    n: u32,
+    /// Rows in each half.
+    m: u32,
+    /// Rows in the half's first band (the head); the rest of its rows are the tail.
+    head: u32,
+    /// All columns.
+    full: u32,
+    /// Placements of the head's rows, by the columns they take.
+    heads: HashMap<u32, Band>,
+    /// Placements of the tail's rows (alone, as if the head were empty), by columns.
+    tails: HashMap<u32, Band>,
+}
+
+impl Join {
+    /// The tables for size `n`.
+    fn new(n: u32) -> Join {
+        let m = n / 2;
+        let head = m / 2;
+        let full = (1u32 << n) - 1;
+        let mut join = Join {
+            n,
+            m,
+            head,
+            full,
+            heads: HashMap::new(),
+            tails: HashMap::new(),
+        };
+        let mut heads = HashMap::new();
+        join.place(head, 0, 0, 0, 0, &mut |cols, ld, rd, _| {
+            heads.entry(cols).or_insert_with(Band::default).push(
+                join.head_test(ld, rd),
+                join.share(ld << (m - head), rd >> (m - head)),
+            );
+        });
+        let mut tails = HashMap::new();
+        join.place(m - head, 0, 0, 0, 0, &mut |cols, ld, rd, seen| {
+            tails
+                .entry(cols)
+                .or_insert_with(Band::default)
+                .push(seen, join.share(ld, rd));
+        });
+        join.heads = heads;
+        join.tails = tails;
+        join
+    }
+
+    /// The head's test word: the diagonals it attacks on the tail's first row.
+    fn head_test(&self, ld: u64, rd: u64) -> u64 {
+        let full = u64::from(self.full);
+        (ld & full) | ((rd & full) << self.n)
+    }
+
+    /// A band's share of the half's word, from the diagonals it attacks on the row under
+    /// the half (on odd boards the middle row). On even boards the field of the
+    /// right-going diagonals is taken one row up, which makes a top half's word and a
+    /// mirrored top half's comparable as they are.
+    fn share(&self, ld: u64, rd: u64) -> u64 {
+        let full = u64::from(self.full);
+        let ld = if self.n.is_multiple_of(2) {
+            (ld & full) >> 1
+        } else {
+            ld & full
+        };
+        ld | ((rd & full) << self.n)
+    }
+
+    /// Calls `found` with every placement of `rows` rows from row `row` on (columns, the
+    /// diagonals attacked on the row under them, and the word of what the rows above would
+    /// have to avoid: the placed queens' diagonals traced back to the first row).
+    fn place(
+        &self,
+        rows: u32,
+        row: u32,
+        cols: u32,
+        ld: u64,
+        rd: u64,
+        found: &mut impl FnMut(u32, u64, u64, u64),
+    ) {
+        self.place_from(rows, row, cols, ld, rd, 0, found);
+    }
+
+    /// [`Join::place`] with the traced-back word so far.
+    #[allow(clippy::too_many_arguments)]
+    fn place_from(
+        &self,
+        rows: u32,
+        row: u32,
+        cols: u32,
+        ld: u64,
+        rd: u64,
+        seen: u64,
+        found: &mut impl FnMut(u32, u64, u64, u64),
+    ) {
+        if row == rows {
+            found(cols, ld, rd, seen);
+            return;
+        }
+        let full = u64::from(self.full);
+        let mut free = self.full & !cols & !(ld as u32) & !(rd as u32);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            let b = u64::from(bit);
+            // Traced back `row` rows to the band's first row: up-left and up-right.
+            let up_left = (b >> row) & full;
+            let up_right = (b << row) & full;
+            let seen = seen | up_left | (up_right << self.n);
+            let next_ld = ((ld | b) << 1) & full;
+            self.place_from(
+                rows,
+                row + 1,
+                cols | bit,
+                next_ld,
+                (rd | b) >> 1,
+                seen,
+                found,
+            );
+        }
+    }
+
+    /// The keys, one per orbit of the two mirrors, in a fixed order.
+    fn keys(&self) -> Vec<Key> {
+        let (n, m, full) = (self.n, self.m, self.full);
+        let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
+        let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
+            vec![None]
+        } else {
+            (0..n).map(Some).collect()
+        };
+        let mut keys = Vec::new();
+        for middle in middles {
+            let taken = middle.map_or(0, |q| 1 << q);
+            for top in 0..=full {
+                if top.count_ones() != m || top & taken != 0 {
+                    continue;
+                }
+                let bottom = full & !top & !taken;
+                let flipped = middle.map(|q| n - 1 - q);
+                let images = [
+                    (middle, top),
+                    (middle, bottom),
+                    (flipped, mirror(top)),
+                    (flipped, mirror(bottom)),
+                ];
+                if images.iter().any(|&image| image < (middle, top)) {
+                    continue;
+                }
+                let same = images
+                    .iter()
+                    .filter(|&&image| image == (middle, top))
+                    .count();
+                keys.push(Key {
+                    top,
+                    bottom,
+                    middle,
+                    weight: (4 / same) as u64,
+                });
+            }
+        }
+        keys
+    }
+
+    /// The fitting pairs of halves of `key`.
+    fn pairs(&self, key: &Key, tier: Tier) -> u64 {
+        let mut tops = self.halves(key.top, key.middle, tier);
+        let mut bottoms = self.halves(key.bottom, key.middle, tier);
+        if tops.is_empty() || bottoms.is_empty() {
+            return 0;
+        }
+        let n = self.n;
+        let low = (1u64 << n) - 1;
+        for y in &mut bottoms {
+            *y = (*y >> n) | ((*y & low) << n);
+        }
+        let order = split_order(&tops, &bottoms, 2 * n);
+        sieve(&mut tops, &mut bottoms, &order, tier)
+    }
+
+    /// The top halves on exactly `columns` (and at peace with the middle queen), as the word
+    /// the rows below see: attacked diagonals on the next row, one field per direction.
+    fn halves(&self, columns: u32, middle: Option<u32>, tier: Tier) -> Vec<u64> {
+        let mut out = Vec::new();
+        // A half attacks the middle queen when its word has her column in either field.
+        let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
+        let mut first = columns;
+        loop {
+            if first.count_ones() == self.head
+                && let Some(head) = self.heads.get(&first)
+                && let Some(tail) = self.tails.get(&(columns & !first))
+            {
+                for (&test, &share) in head.test.iter().zip(&head.share) {
+                    if share & spare == 0 {
+                        extend(&mut out, [test, share, spare], tail, tier);
+                    }
+                }
+            }
+            if first == 0 {
+                break;
+            }
+            first = (first - 1) & columns;
+        }
+        out
+    }
+}
+
+/// Appends to `out` the halves made of one head (its test word and its share, and the
+/// middle queen's bits, which no tail may have) and every tail of `tail` that fits it.
+fn extend(out: &mut Vec<u64>, head: [u64; 3], tail: &Band, tier: Tier) {
+    let len = tail.test.len();
+    out.reserve(len);
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..len];
+    let added = match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the tier is only chosen on CPUs with these features (`registers()`).
+        Tier::Avx512 => unsafe { extend_avx512(free, head, tail) },
+        _ => extend_portable(free, head, tail),
+    };
+    // SAFETY: the first `added` slots after `start` were written just now.
+    unsafe { out.set_len(start + added) };
+}
+
+/// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
+fn extend_portable(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    [test, share, spare]: [u64; 3],
+    tail: &Band,
+) -> usize {
+    let mut added = 0;
+    for (&seen, &rest) in tail.test.iter().zip(&tail.share) {
+        free[added].write(share | rest);
+        added += usize::from(test & seen == 0 && rest & spare == 0);
+    }
+    added
+}
+
+/// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn extend_avx512(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    [test, share, spare]: [u64; 3],
+    tail: &Band,
+) -> usize {
+    use std::arch::x86_64::*;
+    let len = tail.test.len();
+    let whole = len / 8 * 8;
+    let (t, h, p) = (
+        _mm512_set1_epi64(test as i64),
+        _mm512_set1_epi64(share as i64),
+        _mm512_set1_epi64(spare as i64),
+    );
+    let mut added = 0;
+    for at in (0..whole).step_by(8) {
+        // SAFETY: `at + 8 <= len` for both lists; unaligned loads.
+        let (seen, rest) = unsafe {
+            (
+                _mm512_loadu_si512(tail.test.as_ptr().add(at).cast()),
+                _mm512_loadu_si512(tail.share.as_ptr().add(at).cast()),
+            )
+        };
+        let fits = _mm512_testn_epi64_mask(t, seen) & _mm512_testn_epi64_mask(p, rest);
+        // SAFETY: at most eight words go to `free[added..]`, and `added <= at`, so they
+        // stay within its `len` slots.
+        unsafe {
+            _mm512_mask_compressstoreu_epi64(
+                free.as_mut_ptr().add(added).cast(),
+                fits,
+                _mm512_or_si512(h, rest),
+            )
+        };
+        added += fits.count_ones() as usize;
+    }
+    for at in whole..len {
+        let (seen, rest) = (tail.test[at], tail.share[at]);
+        free[added].write(share | rest);
+        added += usize::from(test & seen == 0 && rest & spare == 0);
+    }
+    added
+}
+
+impl Band {
+    /// Adds one placement.
+    fn push(&mut self, test: u64, share: u64) {
+        self.test.push(test);
+        self.share.push(share);
+    }
+}
+
+/// The bits to split on, densest in both lists first.
+fn split_order(tops: &[u64], bottoms: &[u64], bits: u32) -> Vec<u64> {
+    // A spread sample of each list orders the bits nearly as well as the whole.
+    let density = |words: &[u64]| {
+        let mut counts = [0u64; 64];
+        for &w in words.iter().step_by((words.len() / SAMPLE).max(1)) {
+            let mut w = w;
+            while w != 0 {
+                counts[w.trailing_zeros() as usize] += 1;
+                w &= w - 1;
+            }
+        }
+        counts
+    };
+    let (a, b) = (density(tops), density(bottoms));
+    let mut order: Vec<u32> = (0..bits).collect();
+    order.sort_by_key(|&bit| std::cmp::Reverse(a[bit as usize] * b[bit as usize]));
+    order.into_iter().map(|bit| 1u64 << bit).collect()
+}
+
+/// Disjoint pairs of `xs` and `ys`: split on the next bit of `order` (pairs that both have
+/// it cannot fit), until a side is small.
+fn sieve(xs: &mut [u64], ys: &mut [u64], order: &[u64], tier: Tier) -> u64 {
+    if xs.is_empty() || ys.is_empty() {
+        return 0;
+    }
+    let Some((&bit, rest)) = order.split_first() else {
+        return leaf(xs, ys, tier);
+    };
+    if xs.len() < LEAF || ys.len() < LEAF {
+        return leaf(xs, ys, tier);
+    }
+    let x1 = partition(xs, bit);
+    let y1 = partition(ys, bit);
+    let (with, without) = xs.split_at_mut(x1);
+    sieve(with, &mut ys[y1..], rest, tier) + sieve(without, ys, rest, tier)
+}
+
+/// Moves the words with `bit` to the front and returns how many there are.
+fn partition(words: &mut [u64], bit: u64) -> usize {
+    let mut front = 0;
+    for i in 0..words.len() {
+        if words[i] & bit != 0 {
+            words.swap(front, i);
+            front += 1;
+        }
+    }
+    front
+}
+
+/// Disjoint pairs of two small blocks, compared one by one.
+fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
+    match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the tier is only chosen on CPUs with these features (`registers()`).
+        Tier::Avx512 => unsafe { leaf_avx512(xs, ys) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Tier::Avx2 => unsafe { leaf_avx2(xs, ys) },
+        _ => leaf_portable(xs, ys),
+    }
+}
+
+/// The pair tests in plain Rust.
+#[inline(always)]
+fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
+    let mut total = 0;
+    for &x in xs {
+        total += ys.iter().map(|&y| u64::from(x & y == 0)).sum::<u64>();
+    }
+    total
+}
+
+/// The portable pair tests, compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
+    leaf_portable(xs, ys)
+}
+
+/// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
+    use std::arch::x86_64::*;
+    let mut total = 0u64;
+    let whole = ys.len() / 8 * 8;
+    let one = _mm512_set1_epi64(1);
+    let mut groups = xs.chunks_exact(4);
+    for group in &mut groups {
+        let x: [__m512i; 4] = std::array::from_fn(|k| _mm512_set1_epi64(group[k] as i64));
+        let mut acc = [_mm512_setzero_si512(); 4];
+        for chunk in ys[..whole].chunks_exact(8) {
+            // SAFETY: `chunk` holds eight u64s; the load is unaligned.
+            let y = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+            for k in 0..4 {
+                let fits = _mm512_testn_epi64_mask(x[k], y);
+                acc[k] = _mm512_mask_add_epi64(acc[k], fits, acc[k], one);
+            }
+        }
+        let sum = _mm512_add_epi64(
+            _mm512_add_epi64(acc[0], acc[1]),
+            _mm512_add_epi64(acc[2], acc[3]),
+        );
+        total += _mm512_reduce_add_epi64(sum) as u64;
+        total += leaf_portable(group, &ys[whole..]);
+    }
+    total + leaf_portable(groups.remainder(), ys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::count::lanes::registers;
+
+    /// A000170, n = 0..=15.
+    const A000170: [u64; 16] = [
+        1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184,
+    ];
+
+    /// Every tier this CPU can run.
+    fn tiers() -> Vec<Tier> {
+        match registers() {
+            Some(Registers::Avx512) => vec![Tier::Portable, Tier::Avx2, Tier::Avx512],
+            Some(Registers::Avx2) => vec![Tier::Portable, Tier::Avx2],
+            None => vec![Tier::Portable],
+        }
+    }
+
+    #[test]
+    fn join_counts_a000170_on_every_tier() {
+        for tier in tiers() {
+            for n in 4..=13u32 {
+                let got = total_in(n, Shard::WHOLE, tier).unwrap();
+                assert_eq!(got, A000170[n as usize], "n = {n}, {tier:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn join_counts_14_and_15_and_its_shards_add_up() {
+        for n in [14u32, 15] {
+            let whole = join_total(n, Shard::WHOLE, true).unwrap();
+            assert_eq!(whole, A000170[n as usize], "n = {n}");
+            let parts: u64 = (0..7)
+                .map(|index| join_total(n, Shard { index, count: 7 }, true).unwrap())
+                .sum();
+            assert_eq!(parts, whole, "n = {n}: 7 shards");
+        }
+    }
+
+    #[test]
+    fn join_keys_cover_every_column_split_once() {
+        // Weighted, the keys stand for every (middle, top columns) pair exactly once.
+        for n in 4..=11u32 {
+            let join = Join::new(n);
+            let m = n / 2;
+            let total: u64 = join.keys().iter().map(|k| k.weight).sum();
+            let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));
+            let expected = if n.is_multiple_of(2) {
+                choose(u64::from(n), u64::from(m))
+            } else {
+                u64::from(n) * choose(u64::from(n) - 1, u64::from(m))
+            };
+            assert_eq!(total, expected, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn the_blocks_count_disjoint_pairs_like_the_definition() {
+        // Random words, every tier, sieve against the definition.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Sparse words, so that some pairs are disjoint.
+            state & (state >> 3) & (state >> 6) & 0xff_ffff_ffff
+        };
+        let xs: Vec<u64> = (0..517).map(|_| next()).collect();
+        let ys: Vec<u64> = (0..389).map(|_| next()).collect();
+        let expected = xs
+            .iter()
+            .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
+            .sum::<u64>();
+        assert!(expected > 0);
+        for tier in tiers() {
+            assert_eq!(leaf(&xs, &ys, tier), expected, "{tier:?}");
+            let (mut a, mut b) = (xs.clone(), ys.clone());
+            let order = split_order(&a, &b, 40);
+            assert_eq!(sieve(&mut a, &mut b, &order, tier), expected, "{tier:?}");
+        }
+    }
+}
