@@ -1,7 +1,7 @@
 //! Counting speed: `queens::solver::count` against a plain mirror-symmetric bitboard counter
 //! (the baseline, written here), in one run.
 //!
-//! Every answer is checked against the baseline's (a mismatch panics). Columns: the
+//! Every answer is checked against the others (a mismatch panics). Columns: the
 //! baseline's CPU time; `x1`, the count on a pool of one thread, in CPU time; `xT`, the count
 //! on a pool of T threads, in wall time and in CPU time of all threads. CPU times are the
 //! process's, all threads, from `getrusage`, so other load on the machine barely moves them;
@@ -25,7 +25,7 @@
 //! The experimental join counter (`queens::solver::join_total`, issue 16's direction, not yet
 //! Count's path) runs on the parallel counter's threads after it, its answer checked against
 //! Count's: its wall and CPU time, and its wall time as a fraction of the peer's, fill the last
-//! columns (`QUEENS_BENCH_JOIN=0` leaves it out).
+//! columns (`QUEENS_BENCH_JOIN=0` leaves it out; `QUEENS_BENCH_COUNT=0` leaves Count out).
 //!
 //! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
 //! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
@@ -67,6 +67,8 @@ struct Setup {
     baseline: bool,
     /// Whether the experimental join counter runs (on the parallel counter's threads).
     join: bool,
+    /// Whether Count runs (`QUEENS_BENCH_COUNT=0` leaves it out, to time the others).
+    count: bool,
 }
 
 fn main() {
@@ -78,6 +80,7 @@ fn main() {
             .ok()
             .filter(|c| !c.trim().is_empty()),
         join: std::env::var("QUEENS_BENCH_JOIN").map_or(true, |v| v != "0"),
+        count: std::env::var("QUEENS_BENCH_COUNT").map_or(true, |v| v != "0"),
         baseline: std::env::var("QUEENS_BENCH_NO_BASELINE")
             .map_or(true, |v| v.is_empty() || v == "0"),
     };
@@ -225,71 +228,70 @@ fn mentions(text: &str, number: u64) -> bool {
 }
 
 /// Measures and prints one board size: every counter `repeat` times (once for big sizes), in
-/// turn.
+/// turn. Every answer is checked against the others: the baseline's, Count's, the join
+/// counter's and the peer's printed one.
 fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
     let problem = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
     let repeat = if n >= BIG { 1 } else { setup.repeat };
     let baseline_threads = if n >= BIG { setup.threads } else { 1 };
     let mut base = None::<Duration>;
     let mut single_cpu = None::<Duration>;
-    let mut parallel_wall = Duration::MAX;
-    let mut parallel_cpu = Duration::MAX;
+    let mut parallel = None::<(Duration, Duration)>;
     let mut peer = None::<PeerRun>;
     let mut join = None::<(Duration, Duration)>;
     let least =
         |slot: &mut Option<Duration>, t: Duration| *slot = Some(slot.map_or(t, |s| s.min(t)));
-    let mut answers = (None, None, None);
+    let fastest = |slot: &mut Option<(Duration, Duration)>, wall: Duration, cpu: Duration| {
+        if slot.is_none_or(|(w, _)| wall < w) {
+            *slot = Some((wall, cpu));
+        }
+    };
+    // The first answer found; every later one must equal it.
+    let mut solutions = None::<u64>;
+    let agree = |solutions: &mut Option<u64>, who: &str, got: u64| match *solutions {
+        Some(expected) => assert_eq!(got, expected, "n = {n}: {who} disagrees"),
+        None => *solutions = Some(got),
+    };
+    let mut classes = None;
     for _ in 0..repeat {
         if setup.baseline {
             let (expected, _, t) = timed(|| baseline(n, baseline_threads));
             least(&mut base, t);
-            answers.0 = Some(expected);
+            agree(&mut solutions, "the baseline", expected);
         }
-        if n < NO_SINGLE {
+        if setup.count && n < NO_SINGLE {
             let (single, _, t) = timed(|| counted(&problem, one));
             least(&mut single_cpu, t);
-            answers.1 = Some(single);
+            agree(&mut solutions, "Count on one thread", single.solutions);
+            classes.get_or_insert(single.fundamental);
         }
-        let (parallel, wall, cpu) = timed(|| counted(&problem, many));
-        parallel_wall = parallel_wall.min(wall);
-        parallel_cpu = parallel_cpu.min(cpu);
-        answers.2 = Some(parallel);
-        if setup.join && (JOIN_SIZES).contains(&n) {
-            let (joined, wall, cpu) = timed(|| joined(n, setup.threads));
+        if setup.count {
+            let (counts, wall, cpu) = timed(|| counted(&problem, many));
+            fastest(&mut parallel, wall, cpu);
+            agree(&mut solutions, "Count", counts.solutions);
             assert_eq!(
-                joined, parallel.solutions,
-                "n = {n}: the join counter disagrees"
+                *classes.get_or_insert(counts.fundamental),
+                counts.fundamental,
+                "n = {n}: classes differ"
             );
-            if join.is_none_or(|(w, _)| wall < w) {
-                join = Some((wall, cpu));
-            }
+        }
+        if setup.join && JOIN_SIZES.contains(&n) {
+            let (joined, wall, cpu) = timed(|| joined(n, setup.threads));
+            fastest(&mut join, wall, cpu);
+            agree(&mut solutions, "the join counter", joined);
         }
         if let Some(command) = &setup.peer {
             let run = run_peer(command, n);
+            let expected = solutions.expect("a counter of ours ran before the peer");
             assert!(
-                mentions(&run.output, parallel.solutions),
-                "n = {n}: the peer's output does not contain {}: {}",
-                parallel.solutions,
+                mentions(&run.output, expected),
+                "n = {n}: the peer's output does not contain {expected}: {}",
                 run.output
             );
             if peer.as_ref().is_none_or(|p| run.wall < p.wall) {
                 peer = Some(run);
             }
         }
-    }
-    let (expected, single, parallel) = answers;
-    let parallel = parallel.expect("the parallel count ran");
-    if let Some(expected) = expected {
-        check(n, "parallel", parallel, expected);
-        if let Some(single) = single {
-            check(n, "x1", single, expected);
-        }
-    }
-    if let Some(single) = single {
-        assert_eq!(
-            single.fundamental, parallel.fundamental,
-            "n = {n}: classes differ"
-        );
     }
     // Below MIN_TIMED a ratio would be noise.
     let ratio = |d: Option<Duration>| match (base, d) {
@@ -300,34 +302,31 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
     };
     let seconds =
         |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.3}s", d.as_secs_f64()));
-    let (peer_wall, peer_cpu, peer_rss, to_peer) = match &peer {
-        Some(p) => (
-            seconds(Some(p.wall)),
-            seconds(Some(p.cpu)),
-            format!("{:.0}MiB", p.rss_kib as f64 / 1024.0),
-            format!("{:.3}", parallel_wall.as_secs_f64() / p.wall.as_secs_f64()),
-        ),
-        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    let to_peer = |wall: Option<Duration>| match (&peer, wall) {
+        (Some(p), Some(wall)) => format!("{:.3}", wall.as_secs_f64() / p.wall.as_secs_f64()),
+        _ => "-".to_string(),
     };
-    let (join_wall, join_cpu, join_to_peer) = match join {
-        Some((wall, cpu)) => (
-            seconds(Some(wall)),
-            seconds(Some(cpu)),
-            peer.as_ref().map_or("-".into(), |p| {
-                format!("{:.3}", wall.as_secs_f64() / p.wall.as_secs_f64())
-            }),
-        ),
-        None => ("-".into(), "-".into(), "-".into()),
-    };
+    let (parallel_wall, parallel_cpu) = (parallel.map(|p| p.0), parallel.map(|p| p.1));
+    let (join_wall, join_cpu) = (join.map(|j| j.0), join.map(|j| j.1));
     println!(
-        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {peer_wall:>9} {peer_cpu:>9} {peer_rss:>8} {to_peer:>7} {join_wall:>9} {join_cpu:>9} {join_to_peer:>7}",
-        parallel.solutions,
+        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>7}",
+        solutions.map_or("-".to_string(), |s| s.to_string()),
         seconds(base),
         seconds(single_cpu),
         ratio(single_cpu),
-        seconds(Some(parallel_wall)),
-        ratio(Some(parallel_wall)),
-        seconds(Some(parallel_cpu)),
+        seconds(parallel_wall),
+        ratio(parallel_wall),
+        seconds(parallel_cpu),
+        seconds(peer.as_ref().map(|p| p.wall)),
+        seconds(peer.as_ref().map(|p| p.cpu)),
+        peer.as_ref().map_or("-".to_string(), |p| format!(
+            "{:.0}MiB",
+            p.rss_kib as f64 / 1024.0
+        )),
+        to_peer(parallel_wall),
+        seconds(join_wall),
+        seconds(join_cpu),
+        to_peer(join_wall),
     );
 }
 
@@ -357,14 +356,6 @@ fn joined(n: u32, threads: usize) -> u64 {
             .map(|w| w.join().expect("a join thread"))
             .sum()
     })
-}
-
-/// Panics when a counter disagrees with the baseline.
-fn check(n: u32, name: &str, got: Counts, expected: u64) {
-    assert_eq!(
-        got.solutions, expected,
-        "n = {n}: {name} disagrees with the baseline"
-    );
 }
 
 /// The baseline: a plain bitboard counter (Somers-style) that searches the queen of row 0 in

@@ -24,9 +24,16 @@ use crate::solver::{CountError, Shard};
 use std::collections::HashMap;
 
 /// Blocks smaller than this on either side are compared pair by pair instead of split: the
-/// pair tests are cheaper than splitting further (n = 18, a quarter of the keys: 128: 3.1 s,
-/// 256: 2.8 s, 384: 2.8 s, 1,024: 4.2 s, never split: 8.1 s).
-const LEAF: usize = 256;
+/// pair tests are cheaper than splitting further (n = 18, a quarter of the keys, one thread:
+/// 128: 2.1 s, 192: 1.8 s, 256: 2.0 s, 384: 2.5 s).
+const LEAF: usize = 192;
+
+/// Where a top half's balance field starts; a bottom half's is a byte higher, so that the
+/// two never meet in a pair test. The diagonal fields end below bit 42 (n ≤ 21).
+const BALANCE_SHIFT: u32 = 48;
+
+/// Offset of a band's balance in its field (a band has at most 10 queens).
+const BAND_BIAS: i32 = 32;
 
 /// Words of each list whose bits order the split.
 const SAMPLE: usize = 512;
@@ -103,6 +110,21 @@ struct Band {
     share: Vec<u64>,
 }
 
+/// A partial placement of a band's rows, for [`Join::place`].
+#[derive(Clone, Copy)]
+struct Placed {
+    /// Rows placed.
+    row: u32,
+    cols: u32,
+    /// Diagonals attacked on the next row.
+    ld: u64,
+    rd: u64,
+    /// Diagonals traced back to the band's first row.
+    seen: u64,
+    /// Sum of the placed squares' balances.
+    balance: i32,
+}
+
 /// The tables one board size shares between its keys.
 struct Join {
     n: u32,
@@ -133,18 +155,19 @@ impl Join {
             tails: HashMap::new(),
         };
         let mut heads = HashMap::new();
-        join.place(head, 0, 0, 0, 0, &mut |cols, ld, rd, _| {
-            heads.entry(cols).or_insert_with(Band::default).push(
-                join.head_test(ld, rd),
-                join.share(ld << (m - head), rd >> (m - head)),
-            );
+        join.place(0, head, &mut |cols, ld, rd, _, balance| {
+            let share = join.share(ld << (m - head), rd >> (m - head), balance);
+            heads
+                .entry(cols)
+                .or_insert_with(Band::default)
+                .push(join.head_test(ld, rd), share);
         });
         let mut tails = HashMap::new();
-        join.place(m - head, 0, 0, 0, 0, &mut |cols, ld, rd, seen| {
+        join.place(head, m - head, &mut |cols, ld, rd, seen, balance| {
             tails
                 .entry(cols)
                 .or_insert_with(Band::default)
-                .push(seen, join.share(ld, rd));
+                .push(seen, join.share(ld, rd, balance));
         });
         join.heads = heads;
         join.tails = tails;
@@ -158,48 +181,69 @@ impl Join {
     }
 
     /// A band's share of the half's word, from the diagonals it attacks on the row under
-    /// the half (on odd boards the middle row). On even boards the field of the
-    /// right-going diagonals is taken one row up, which makes a top half's word and a
-    /// mirrored top half's comparable as they are.
-    fn share(&self, ld: u64, rd: u64) -> u64 {
+    /// the half (on odd boards the middle row), and its balance in the top byte's field (see
+    /// [`combine`]). On even boards the field of the right-going diagonals is taken one row
+    /// up, which makes a top half's word and a mirrored top half's comparable as they are.
+    fn share(&self, ld: u64, rd: u64, balance: i32) -> u64 {
         let full = u64::from(self.full);
         let ld = if self.n.is_multiple_of(2) {
             (ld & full) >> 1
         } else {
             ld & full
         };
-        ld | ((rd & full) << self.n)
+        let field = (balance + BAND_BIAS) as u64;
+        ld | ((rd & full) << self.n) | (field << BALANCE_SHIFT)
     }
 
-    /// Calls `found` with every placement of `rows` rows from row `row` on (columns, the
-    /// diagonals attacked on the row under them, and the word of what the rows above would
-    /// have to avoid: the placed queens' diagonals traced back to the first row).
-    fn place(
-        &self,
-        rows: u32,
-        row: u32,
-        cols: u32,
-        ld: u64,
-        rd: u64,
-        found: &mut impl FnMut(u32, u64, u64, u64),
-    ) {
-        self.place_from(rows, row, cols, ld, rd, 0, found);
+    /// +1 for a square strictly between the two long diagonals above or below the centre,
+    /// -1 for one left or right of the centre, 0 on a long diagonal. Mirrors keep it; the
+    /// transposes negate it.
+    fn balance(&self, row: u32, column: u32) -> i32 {
+        let (r, c, last) = (row as i32, column as i32, self.n as i32 - 1);
+        let (main, anti) = (r - c, r + c - last);
+        if main == 0 || anti == 0 {
+            0
+        } else if (main < 0) == (anti < 0) {
+            1
+        } else {
+            -1
+        }
     }
 
-    /// [`Join::place`] with the traced-back word so far.
-    #[allow(clippy::too_many_arguments)]
+    /// Calls `found` with every placement of the `rows` rows from board row `first` on, as
+    /// if no row above held a queen: its columns, the diagonals it attacks on the row under
+    /// it, the word of what the rows above would have to avoid (its queens' diagonals traced
+    /// back to row `first`), and its balance (the sum of [`Join::balance`]).
+    fn place(&self, first: u32, rows: u32, found: &mut impl FnMut(u32, u64, u64, u64, i32)) {
+        let start = Placed {
+            row: 0,
+            cols: 0,
+            ld: 0,
+            rd: 0,
+            seen: 0,
+            balance: 0,
+        };
+        self.place_from(first, rows, start, found);
+    }
+
+    /// [`Join::place`] from a partial placement.
     fn place_from(
         &self,
+        first: u32,
         rows: u32,
-        row: u32,
-        cols: u32,
-        ld: u64,
-        rd: u64,
-        seen: u64,
-        found: &mut impl FnMut(u32, u64, u64, u64),
+        at: Placed,
+        found: &mut impl FnMut(u32, u64, u64, u64, i32),
     ) {
+        let Placed {
+            row,
+            cols,
+            ld,
+            rd,
+            seen,
+            balance,
+        } = at;
         if row == rows {
-            found(cols, ld, rd, seen);
+            found(cols, ld, rd, seen, balance);
             return;
         }
         let full = u64::from(self.full);
@@ -211,17 +255,15 @@ impl Join {
             // Traced back `row` rows to the band's first row: up-left and up-right.
             let up_left = (b >> row) & full;
             let up_right = (b << row) & full;
-            let seen = seen | up_left | (up_right << self.n);
-            let next_ld = ((ld | b) << 1) & full;
-            self.place_from(
-                rows,
-                row + 1,
-                cols | bit,
-                next_ld,
-                (rd | b) >> 1,
-                seen,
-                found,
-            );
+            let next = Placed {
+                row: row + 1,
+                cols: cols | bit,
+                ld: ((ld | b) << 1) & full,
+                rd: (rd | b) >> 1,
+                seen: seen | up_left | (up_right << self.n),
+                balance: balance + self.balance(first + row, bit.trailing_zeros()),
+            };
+            self.place_from(first, rows, next, found);
         }
     }
 
@@ -276,11 +318,26 @@ impl Join {
         }
         let n = self.n;
         let low = (1u64 << n) - 1;
+        let fields = (1u64 << (2 * n)) - 1;
         for y in &mut bottoms {
-            *y = (*y >> n) | ((*y & low) << n);
+            let balance = *y >> BALANCE_SHIFT;
+            let diagonals = *y & fields;
+            *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
         }
+        // Both lists in order of balance; the splits keep that order.
+        tops.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+        bottoms.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
         let order = split_order(&tops, &bottoms, 2 * n);
-        sieve(&mut tops, &mut bottoms, &order, tier)
+        let middle = key.middle.map_or(0, |q| self.balance(self.m, q));
+        let mut scratch = Vec::with_capacity(tops.len().max(bottoms.len()));
+        let mut sieve = Sieve {
+            order: &order,
+            middle,
+            tier,
+            scratch: &mut scratch,
+            copies: Vec::new(),
+        };
+        sieve.count(&mut tops, &mut bottoms, 0)
     }
 
     /// The top halves on exactly `columns` (and at peace with the middle queen), as the word
@@ -335,10 +392,18 @@ fn extend_portable(
 ) -> usize {
     let mut added = 0;
     for (&seen, &rest) in tail.test.iter().zip(&tail.share) {
-        free[added].write(share | rest);
+        free[added].write(combine(share, rest));
         added += usize::from(test & seen == 0 && rest & spare == 0);
     }
     added
+}
+
+/// A half's word from its two bands' shares: the diagonal fields ORed, the balances added.
+#[inline(always)]
+fn combine(head: u64, tail: u64) -> u64 {
+    let low = (1u64 << BALANCE_SHIFT) - 1;
+    // The diagonal fields are under 2^42 each, so their sum carries nothing into the field.
+    ((head | tail) & low) | (head.wrapping_add(tail) & !low)
 }
 
 /// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
@@ -357,6 +422,7 @@ fn extend_avx512(
         _mm512_set1_epi64(share as i64),
         _mm512_set1_epi64(spare as i64),
     );
+    let low = _mm512_set1_epi64(((1u64 << BALANCE_SHIFT) - 1) as i64);
     let mut added = 0;
     for at in (0..whole).step_by(8) {
         // SAFETY: `at + 8 <= len` for both lists; unaligned loads.
@@ -373,14 +439,17 @@ fn extend_avx512(
             _mm512_mask_compressstoreu_epi64(
                 free.as_mut_ptr().add(added).cast(),
                 fits,
-                _mm512_or_si512(h, rest),
+                _mm512_or_si512(
+                    _mm512_and_si512(_mm512_or_si512(h, rest), low),
+                    _mm512_andnot_si512(low, _mm512_add_epi64(h, rest)),
+                ),
             )
         };
         added += fits.count_ones() as usize;
     }
     for at in whole..len {
         let (seen, rest) = (tail.test[at], tail.share[at]);
-        free[added].write(share | rest);
+        free[added].write(combine(share, rest));
         added += usize::from(test & seen == 0 && rest & spare == 0);
     }
     added
@@ -414,34 +483,134 @@ fn split_order(tops: &[u64], bottoms: &[u64], bits: u32) -> Vec<u64> {
     order.into_iter().map(|bit| 1u64 << bit).collect()
 }
 
-/// Disjoint pairs of `xs` and `ys`: split on the next bit of `order` (pairs that both have
-/// it cannot fit), until a side is small.
-fn sieve(xs: &mut [u64], ys: &mut [u64], order: &[u64], tier: Tier) -> u64 {
-    if xs.is_empty() || ys.is_empty() {
-        return 0;
-    }
-    let Some((&bit, rest)) = order.split_first() else {
-        return leaf(xs, ys, tier);
-    };
-    if xs.len() < LEAF || ys.len() < LEAF {
-        return leaf(xs, ys, tier);
-    }
-    let x1 = partition(xs, bit);
-    let y1 = partition(ys, bit);
-    let (with, without) = xs.split_at_mut(x1);
-    sieve(with, &mut ys[y1..], rest, tier) + sieve(without, ys, rest, tier)
+/// Counts the fitting pairs of a key's two lists, each pair weighted by the transposes: a
+/// solution whose balance (the sum of its squares' [`Join::balance`], which the transposes
+/// negate and the mirrors keep) is positive counts twice, zero once, negative not at all.
+/// Each transpose maps the solutions with a positive balance onto those with a negative one,
+/// so the weights add up to the number of solutions, and pairs that cannot fit on balance
+/// alone are never compared: about half of them.
+struct Sieve<'a> {
+    /// The bits to split on, in turn.
+    order: &'a [u64],
+    /// The middle queen's balance (0 on even boards).
+    middle: i32,
+    tier: Tier,
+    /// Room for the words a stable split moves.
+    scratch: &'a mut Vec<u64>,
+    /// Per depth, room for the bottoms a split leaves.
+    copies: Vec<Vec<u64>>,
 }
 
-/// Moves the words with `bit` to the front and returns how many there are.
-fn partition(words: &mut [u64], bit: u64) -> usize {
-    let mut front = 0;
-    for i in 0..words.len() {
-        if words[i] & bit != 0 {
-            words.swap(front, i);
-            front += 1;
+impl Sieve<'_> {
+    /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on the bit
+    /// `order[depth]` (pairs that both have it cannot fit), until a side is small.
+    fn count(&mut self, xs: &mut [u64], ys: &mut [u64], depth: usize) -> u64 {
+        if xs.is_empty() || ys.is_empty() {
+            return 0;
+        }
+        let Some(&bit) = self.order.get(depth) else {
+            return self.weighted(xs, ys);
+        };
+        if xs.len() < LEAF || ys.len() < LEAF {
+            return self.weighted(xs, ys);
+        }
+        let x1 = partition(xs, bit, self.scratch, self.tier);
+        // The bottoms without the bit, in a copy (one buffer per depth, kept): `ys` itself
+        // must stay in order of balance for the tops without it.
+        if self.copies.len() <= depth {
+            self.copies.resize_with(depth + 1, Vec::new);
+        }
+        let mut ys0 = std::mem::take(&mut self.copies[depth]);
+        ys0.clear();
+        keep(ys, bit, false, &mut ys0, self.tier);
+        let (with, without) = xs.split_at_mut(x1);
+        let counted = self.count(with, &mut ys0, depth + 1) + self.count(without, ys, depth + 1);
+        self.copies[depth] = ys0;
+        counted
+    }
+
+    /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
+    /// bottoms that make the sum zero count once and those that make it positive twice.
+    fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
+        let top = |x: u64| ((x >> BALANCE_SHIFT) & 0xff) as i32;
+        let bottom = |y: u64| (y >> (BALANCE_SHIFT + 8)) as i32;
+        let mut total = 0;
+        let mut rest = xs;
+        while let Some(&first) = rest.first() {
+            let field = top(first);
+            let run = rest.partition_point(|&x| top(x) == field);
+            // Sum of balances: field + bottom(y) - 2 * BAND_BIAS * 2 + middle.
+            let zero = 4 * BAND_BIAS - self.middle - field;
+            let even = ys.partition_point(|&y| bottom(y) < zero);
+            let positive = ys.partition_point(|&y| bottom(y) <= zero);
+            let (block, ys_even, ys_positive) =
+                (&rest[..run], &ys[even..positive], &ys[positive..]);
+            total += leaf(block, ys_even, self.tier) + 2 * leaf(block, ys_positive, self.tier);
+            rest = &rest[run..];
+        }
+        total
+    }
+}
+
+/// Moves the words with `bit` to the front, both parts keeping their order, and returns how
+/// many have it.
+fn partition(words: &mut [u64], bit: u64, scratch: &mut Vec<u64>, tier: Tier) -> usize {
+    scratch.clear();
+    keep(words, bit, true, scratch, tier);
+    let front = scratch.len();
+    keep(words, bit, false, scratch, tier);
+    words.copy_from_slice(scratch);
+    front
+}
+
+/// Appends to `out`, in order, the words of `words` that have `bit` (`with`) or lack it.
+fn keep(words: &[u64], bit: u64, with: bool, out: &mut Vec<u64>, tier: Tier) {
+    out.reserve(words.len());
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..words.len()];
+    let kept = match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the tier is only chosen on CPUs with these features (`registers()`).
+        Tier::Avx512 => unsafe { keep_avx512(words, bit, with, free) },
+        _ => {
+            let mut kept = 0;
+            for &word in words {
+                free[kept].write(word);
+                kept += usize::from((word & bit != 0) == with);
+            }
+            kept
+        }
+    };
+    // SAFETY: the first `kept` slots after `start` were written just now.
+    unsafe { out.set_len(start + kept) };
+}
+
+/// [`keep`]'s loop eight words at a time, compressed into place.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn keep_avx512(
+    words: &[u64],
+    bit: u64,
+    with: bool,
+    free: &mut [std::mem::MaybeUninit<u64>],
+) -> usize {
+    use std::arch::x86_64::*;
+    let b = _mm512_set1_epi64(bit as i64);
+    let mut kept = 0;
+    for at in (0..words.len()).step_by(8) {
+        let count = (words.len() - at).min(8);
+        let live = ((1u16 << count) - 1) as u8;
+        // SAFETY: the masked load reads the `count` words left from `at`; the compressed
+        // store writes at most `count` words at `kept <= at`, within `free`'s slots.
+        unsafe {
+            let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
+            let has = _mm512_test_epi64_mask(v, b);
+            let chosen = live & if with { has } else { !has };
+            _mm512_mask_compressstoreu_epi64(free.as_mut_ptr().add(kept).cast(), chosen, v);
+            kept += chosen.count_ones() as usize;
         }
     }
-    front
+    kept
 }
 
 /// Disjoint pairs of two small blocks, compared one by one.
@@ -474,34 +643,49 @@ fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
     leaf_portable(xs, ys)
 }
 
-/// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`.
+/// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`, then
+/// the last words of `xs` one at a time; the last words of `ys` in a masked load.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
     use std::arch::x86_64::*;
-    let mut total = 0u64;
     let whole = ys.len() / 8 * 8;
+    let last = (1u8 << (ys.len() - whole)) - 1;
     let one = _mm512_set1_epi64(1);
+    // SAFETY (both loads): `at + 8 <= whole <= ys.len()`; the masked load reads only the
+    // `ys.len() - whole` words left.
+    let load = |at: usize| unsafe { _mm512_loadu_si512(ys.as_ptr().add(at).cast()) };
+    let rest = unsafe { _mm512_maskz_loadu_epi64(last, ys.as_ptr().add(whole).cast()) };
+    let mut acc = [_mm512_setzero_si512(); 4];
     let mut groups = xs.chunks_exact(4);
     for group in &mut groups {
         let x: [__m512i; 4] = std::array::from_fn(|k| _mm512_set1_epi64(group[k] as i64));
-        let mut acc = [_mm512_setzero_si512(); 4];
-        for chunk in ys[..whole].chunks_exact(8) {
-            // SAFETY: `chunk` holds eight u64s; the load is unaligned.
-            let y = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+        for at in (0..whole).step_by(8) {
+            let y = load(at);
             for k in 0..4 {
                 let fits = _mm512_testn_epi64_mask(x[k], y);
                 acc[k] = _mm512_mask_add_epi64(acc[k], fits, acc[k], one);
             }
         }
-        let sum = _mm512_add_epi64(
-            _mm512_add_epi64(acc[0], acc[1]),
-            _mm512_add_epi64(acc[2], acc[3]),
-        );
-        total += _mm512_reduce_add_epi64(sum) as u64;
-        total += leaf_portable(group, &ys[whole..]);
+        for k in 0..4 {
+            let fits = _mm512_mask_testn_epi64_mask(last, x[k], rest);
+            acc[k] = _mm512_mask_add_epi64(acc[k], fits, acc[k], one);
+        }
     }
-    total + leaf_portable(groups.remainder(), ys)
+    for &x in groups.remainder() {
+        let x = _mm512_set1_epi64(x as i64);
+        for at in (0..whole).step_by(8) {
+            let fits = _mm512_testn_epi64_mask(x, load(at));
+            acc[0] = _mm512_mask_add_epi64(acc[0], fits, acc[0], one);
+        }
+        let fits = _mm512_mask_testn_epi64_mask(last, x, rest);
+        acc[0] = _mm512_mask_add_epi64(acc[0], fits, acc[0], one);
+    }
+    let sum = _mm512_add_epi64(
+        _mm512_add_epi64(acc[0], acc[1]),
+        _mm512_add_epi64(acc[2], acc[3]),
+    );
+    _mm512_reduce_add_epi64(sum) as u64
 }
 
 #[cfg(test)]
@@ -564,27 +748,67 @@ mod tests {
 
     #[test]
     fn the_blocks_count_disjoint_pairs_like_the_definition() {
-        // Random words, every tier, sieve against the definition.
+        // Random words with random balances, every tier, the weighted sieve against the
+        // definition.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            // Sparse words, so that some pairs are disjoint.
-            state & (state >> 3) & (state >> 6) & 0xff_ffff_ffff
+            state
         };
-        let xs: Vec<u64> = (0..517).map(|_| next()).collect();
-        let ys: Vec<u64> = (0..389).map(|_| next()).collect();
-        let expected = xs
+        // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
+        let mut word = |shift: u32| {
+            let bits = next();
+            let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+            (bits & (bits >> 3) & (bits >> 6) & 0xff_ffff_ffff) | (balance << shift)
+        };
+        let mut xs: Vec<u64> = (0..517).map(|_| word(BALANCE_SHIFT)).collect();
+        let mut ys: Vec<u64> = (0..389).map(|_| word(BALANCE_SHIFT + 8)).collect();
+        let disjoint = xs
             .iter()
             .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
             .sum::<u64>();
-        assert!(expected > 0);
+        assert!(disjoint > 0);
         for tier in tiers() {
-            assert_eq!(leaf(&xs, &ys, tier), expected, "{tier:?}");
-            let (mut a, mut b) = (xs.clone(), ys.clone());
-            let order = split_order(&a, &b, 40);
-            assert_eq!(sieve(&mut a, &mut b, &order, tier), expected, "{tier:?}");
+            assert_eq!(leaf(&xs, &ys, tier), disjoint, "{tier:?}");
+        }
+        xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+        ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+        for middle in [-1, 0, 1] {
+            let weight = |x: u64, y: u64| {
+                let sum = ((x >> BALANCE_SHIFT) & 0xff) as i32 + (y >> (BALANCE_SHIFT + 8)) as i32
+                    - 4 * BAND_BIAS
+                    + middle;
+                u64::from(sum >= 0) + u64::from(sum > 0)
+            };
+            let expected = xs
+                .iter()
+                .map(|&x| {
+                    ys.iter()
+                        .filter(|&&y| x & y == 0)
+                        .map(|&y| weight(x, y))
+                        .sum::<u64>()
+                })
+                .sum::<u64>();
+            assert!(expected > 0);
+            for tier in tiers() {
+                let (mut a, mut b) = (xs.clone(), ys.clone());
+                let order = split_order(&a, &b, 40);
+                let mut scratch = Vec::new();
+                let mut sieve = Sieve {
+                    order: &order,
+                    middle,
+                    tier,
+                    scratch: &mut scratch,
+                    copies: Vec::new(),
+                };
+                assert_eq!(
+                    sieve.count(&mut a, &mut b, 0),
+                    expected,
+                    "{tier:?}, {middle}"
+                );
+            }
         }
     }
 }
