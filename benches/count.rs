@@ -22,20 +22,13 @@
 //! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
 //! takes over an hour of CPU.
 //!
-//! The experimental join counter (`queens::solver::join_total`, issue 16's direction, not yet
-//! Count's path) runs on the parallel counter's threads after it, its answer checked against
-//! Count's: its wall and CPU time, and its wall time as a fraction of the peer's, fill the last
-//! columns (`QUEENS_BENCH_JOIN=0` leaves it out; `QUEENS_BENCH_COUNT=0` leaves Count out).
-//!
 //! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
 //! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
 //! `cargo bench --bench count -- 10 11` for a smoke run; `QUEENS_BENCH_THREADS` sets the
 //! parallel counter's threads (default 2).
 
 use queens::solver::pool::wait;
-use queens::solver::{
-    CountOptions, Counts, Pool, Problem, Shard, count, join_total, simd_registers,
-};
+use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, count, simd_registers};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -48,9 +41,6 @@ const DEFAULT_SIZES: [u32; 4] = [15, 16, 17, 18];
 
 /// From this size on every counter runs once and the baseline runs on all threads.
 const BIG: u32 = 18;
-
-/// Sizes the experimental join counter covers.
-const JOIN_SIZES: std::ops::RangeInclusive<u32> = 4..=21;
 
 /// From this size on the one-thread count is left out (it would take half an hour at n = 20).
 const NO_SINGLE: u32 = 19;
@@ -65,10 +55,6 @@ struct Setup {
     peer: Option<String>,
     /// Whether the mirror baseline runs.
     baseline: bool,
-    /// Whether the experimental join counter runs (on the parallel counter's threads).
-    join: bool,
-    /// Whether Count runs (`QUEENS_BENCH_COUNT=0` leaves it out, to time the others).
-    count: bool,
 }
 
 fn main() {
@@ -79,8 +65,6 @@ fn main() {
         peer: std::env::var("QUEENS_PEER_CMD")
             .ok()
             .filter(|c| !c.trim().is_empty()),
-        join: std::env::var("QUEENS_BENCH_JOIN").map_or(true, |v| v != "0"),
-        count: std::env::var("QUEENS_BENCH_COUNT").map_or(true, |v| v != "0"),
         baseline: std::env::var("QUEENS_BENCH_NO_BASELINE")
             .map_or(true, |v| v.is_empty() || v == "0"),
     };
@@ -97,7 +81,7 @@ fn main() {
         println!("peer: {peer}");
     }
     println!(
-        "{:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>7}",
+        "{:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}",
         "n",
         "solutions",
         "base cpu",
@@ -110,9 +94,6 @@ fn main() {
         "peer cpu",
         "peer rss",
         "/peer",
-        "join wall",
-        "join cpu",
-        "j/peer",
     );
     let pools = (Pool::new(1), Pool::new(threads));
     for n in sizes {
@@ -238,7 +219,6 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
     let mut single_cpu = None::<Duration>;
     let mut parallel = None::<(Duration, Duration)>;
     let mut peer = None::<PeerRun>;
-    let mut join = None::<(Duration, Duration)>;
     let least =
         |slot: &mut Option<Duration>, t: Duration| *slot = Some(slot.map_or(t, |s| s.min(t)));
     let fastest = |slot: &mut Option<(Duration, Duration)>, wall: Duration, cpu: Duration| {
@@ -259,27 +239,20 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
             least(&mut base, t);
             agree(&mut solutions, "the baseline", expected);
         }
-        if setup.count && n < NO_SINGLE {
+        if n < NO_SINGLE {
             let (single, _, t) = timed(|| counted(&problem, one));
             least(&mut single_cpu, t);
             agree(&mut solutions, "Count on one thread", single.solutions);
             classes.get_or_insert(single.fundamental);
         }
-        if setup.count {
-            let (counts, wall, cpu) = timed(|| counted(&problem, many));
-            fastest(&mut parallel, wall, cpu);
-            agree(&mut solutions, "Count", counts.solutions);
-            assert_eq!(
-                *classes.get_or_insert(counts.fundamental),
-                counts.fundamental,
-                "n = {n}: classes differ"
-            );
-        }
-        if setup.join && JOIN_SIZES.contains(&n) {
-            let (joined, wall, cpu) = timed(|| joined(n, setup.threads));
-            fastest(&mut join, wall, cpu);
-            agree(&mut solutions, "the join counter", joined);
-        }
+        let (counts, wall, cpu) = timed(|| counted(&problem, many));
+        fastest(&mut parallel, wall, cpu);
+        agree(&mut solutions, "Count", counts.solutions);
+        assert_eq!(
+            *classes.get_or_insert(counts.fundamental),
+            counts.fundamental,
+            "n = {n}: classes differ"
+        );
         if let Some(command) = &setup.peer {
             let run = run_peer(command, n);
             let expected = solutions.expect("a counter of ours ran before the peer");
@@ -307,9 +280,8 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
         _ => "-".to_string(),
     };
     let (parallel_wall, parallel_cpu) = (parallel.map(|p| p.0), parallel.map(|p| p.1));
-    let (join_wall, join_cpu) = (join.map(|j| j.0), join.map(|j| j.1));
     println!(
-        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>9} {:>7}",
+        "{n:>3} {:>16} {:>9} {:>9} {:>6} {:>9} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}",
         solutions.map_or("-".to_string(), |s| s.to_string()),
         seconds(base),
         seconds(single_cpu),
@@ -324,38 +296,7 @@ fn row(n: u32, setup: &Setup, (one, many): &(Pool, Pool)) {
             p.rss_kib as f64 / 1024.0
         )),
         to_peer(parallel_wall),
-        seconds(join_wall),
-        seconds(join_cpu),
-        to_peer(join_wall),
     );
-}
-
-/// The experimental join counter's total on `threads` threads, which take its shards (four
-/// per thread) from a shared counter.
-fn joined(n: u32, threads: usize) -> u64 {
-    let parts = (threads * 4) as u32;
-    let next = AtomicU32::new(0);
-    let work = || {
-        let mut total = 0;
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            if index >= parts {
-                return total;
-            }
-            let shard = Shard {
-                index,
-                count: parts,
-            };
-            total += join_total(n, shard, true).expect("no overflow below n = 22");
-        }
-    };
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a join thread"))
-            .sum()
-    })
 }
 
 /// The baseline: a plain bitboard counter (Somers-style) that searches the queen of row 0 in

@@ -16,7 +16,8 @@
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
 //! - `count/`: the counting path ([`count`]): border constellations weighted by symmetry,
-//!   searched in SIMD lanes by engines on the pool.
+//!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 on (AVX-512)
+//!   by joining half boards.
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
 //! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`
 //!   feature for integration tests and the fuzz target).
@@ -35,7 +36,7 @@ pub mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use count::{CountOptions, Progress, count, join_total, simd_registers};
+pub use count::{CountOptions, Progress, count, simd_registers};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};

@@ -1,5 +1,8 @@
 //! The counting path: all eight symmetries through border constellations, split into
-//! independent subproblems that engines on the shared pool take from one queue.
+//! independent subproblems that engines on the shared pool take from one queue. Whole plain
+//! boards from n = 16 on, on CPUs with AVX-512, take the join path instead (`join.rs`: half
+//! boards listed per set of columns and matched, several times faster from n = 18 on), through
+//! the same engines with one key per subproblem; shards and fixed queens stay here.
 //!
 //! Without fixed queens, every solution has one queen on each edge line (row 0, row n-1,
 //! column 0, column n-1). The count searches the completions of one border constellation per
@@ -25,7 +28,7 @@
 //!
 //! Not here: boards and enumeration (`search.rs`, which also counts the boards below
 //! [`MIN_N`] for this path), the searches over boards (`board.rs`, `lanes.rs`), the listing
-//! of constellations (`constellation.rs`).
+//! of constellations (`constellation.rs`), the join of half boards (`join.rs`).
 
 mod board;
 mod constellation;
@@ -37,7 +40,6 @@ mod tests;
 
 use self::board::Board;
 use self::constellation::{Constellation, Weighted};
-pub use self::join::join_total;
 use self::lanes::{Feed, LaneSet, Outcome, Split, Start};
 pub(super) use self::lanes::{Registers, registers};
 use crate::solver::geometry::{Square, Symmetry};
@@ -116,10 +118,13 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Records one finished subproblem, and passes its counts on.
-    fn add(&self, part: Partial) -> Partial {
+    /// Records one finished subproblem, and passes its counts on; its classes only when they
+    /// are classes (`Classes::Summed`).
+    fn add(&self, part: Partial, classes: Classes) -> Partial {
         self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
-        self.classes.fetch_add(part.classes, Ordering::Relaxed);
+        if classes == Classes::Summed {
+            self.classes.fetch_add(part.classes, Ordering::Relaxed);
+        }
         self.done.fetch_add(1, Ordering::Relaxed);
         part
     }
@@ -127,6 +132,19 @@ impl Progress {
 
 /// Where a count's result goes.
 type Done = Box<dyn FnOnce(Result<Counts, CountError>) + Send>;
+
+/// How a count finds its symmetry classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Classes {
+    /// Not asked (fixed queens).
+    None,
+    /// Each subproblem's classes, summed as they come (border constellations).
+    Summed,
+    /// At the end, from fixed points: (solutions + half-turn-fixed + 2 × quarter-turn-fixed)
+    /// / 8, the fixed points being the subproblems' classes (the join path); progress reports
+    /// none until then.
+    FixedPoints,
+}
 
 /// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)
 /// on `pool`, without producing boards, and hands the result to `done` on a pool thread.
@@ -146,25 +164,47 @@ pub fn count(
             options.progress.total.store(1, Ordering::Relaxed);
             let counted = count_by_search(&problem, &options.cancel);
             if let Ok(c) = counted {
-                options.progress.add(Partial {
+                let part = Partial {
                     solutions: c.solutions,
                     classes: c.fundamental.unwrap_or(0),
-                });
+                };
+                options.progress.add(part, Classes::Summed);
             }
             done(counted);
         });
         return;
     }
     let fixed = problem.fixed();
-    if fixed.is_empty() {
+    if fixed.is_empty() && shard.parts() == 1 && join::covers(n) && options.lanes {
+        // One key at a time on each engine, no lanes.
+        let options = CountOptions {
+            lanes: false,
+            ..options
+        };
+        start(n, join::parts(n), Classes::FixedPoints, options, pool, done);
+    } else if fixed.is_empty() {
         let all = constellation::representatives(n);
-        start(n, in_shard(all, shard), true, options, pool, done);
+        start(
+            n,
+            in_shard(all, shard),
+            Classes::Summed,
+            options,
+            pool,
+            done,
+        );
     } else if let Some(group) = symmetries(problem) {
         let all = constellation::representatives_under(n, fixed, &group);
-        start(n, in_shard(all, shard), false, options, pool, done);
+        start(n, in_shard(all, shard), Classes::None, options, pool, done);
     } else {
         let parts = split(&Board::new(n, fixed), fixed);
-        start(n, in_shard(parts, shard), false, options, pool, done);
+        start(
+            n,
+            in_shard(parts, shard),
+            Classes::None,
+            options,
+            pool,
+            done,
+        );
     }
 }
 
@@ -214,7 +254,7 @@ impl Partial {
 fn start<T: Subproblem>(
     n: u32,
     items: Vec<T>,
-    fundamental: bool,
+    classes: Classes,
     options: CountOptions,
     pool: &Pool,
     done: Done,
@@ -232,6 +272,7 @@ fn start<T: Subproblem>(
             None
         },
         items,
+        classes,
         next: AtomicUsize::new(0),
         progress: options.progress,
         cancel: options.cancel,
@@ -240,7 +281,6 @@ fn start<T: Subproblem>(
             sum: Partial::default(),
             engines,
             error: None,
-            fundamental,
             done: Some(done),
         }),
     });
@@ -257,6 +297,8 @@ struct Job<T> {
     /// Where the lanes run; `None`: every board alone.
     registers: Option<Registers>,
     items: Vec<T>,
+    /// How the result's symmetry classes are found, if at all.
+    classes: Classes,
     /// The next subproblem to take.
     next: AtomicUsize,
     progress: Arc<Progress>,
@@ -274,8 +316,6 @@ struct JobState {
     engines: usize,
     /// The first failure.
     error: Option<CountError>,
-    /// Whether the result has a fundamental figure (no fixed queens).
-    fundamental: bool,
     done: Option<Done>,
 }
 
@@ -303,12 +343,26 @@ impl<T> Job<T> {
         let Some(done) = state.done.take() else {
             return;
         };
-        let result = match state.error {
-            Some(error) => Err(error),
-            None => Ok(Counts {
-                solutions: state.sum.solutions,
-                fundamental: state.fundamental.then_some(state.sum.classes),
+        let sum = state.sum;
+        let result = match (state.error, self.classes) {
+            (Some(error), _) => Err(error),
+            (None, Classes::None) => Ok(Counts {
+                solutions: sum.solutions,
+                fundamental: None,
             }),
+            (None, Classes::Summed) => Ok(Counts {
+                solutions: sum.solutions,
+                fundamental: Some(sum.classes),
+            }),
+            (None, Classes::FixedPoints) => match sum.solutions.checked_add(sum.classes) {
+                Some(points) if points % 8 == 0 => Ok(Counts {
+                    solutions: sum.solutions,
+                    fundamental: Some(points / 8),
+                }),
+                // Fixed points that do not make whole classes are a bug.
+                Some(_) => Err(CountError::Failed),
+                None => Err(CountError::Overflow),
+            },
         };
         drop(state);
         done(result);
@@ -394,7 +448,9 @@ impl<T: Subproblem> Engine<T> {
 
     /// Adds a finished subproblem's counts.
     fn finish(&mut self, part: Partial) -> Result<(), CountError> {
-        self.sum = self.sum.add(self.job.progress.add(part))?;
+        self.sum = self
+            .sum
+            .add(self.job.progress.add(part, self.job.classes))?;
         Ok(())
     }
 

@@ -95,6 +95,42 @@ fn whole_boards_match_oeis_on_one_and_two_threads() {
     }
 }
 
+/// Count's join path (whole plain boards from n = 16 on with AVX-512) forced on every
+/// smaller board, through the same engines: solutions and classes from fixed points.
+fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, CountError> {
+    let pool = Pool::new(threads);
+    let options = CountOptions {
+        threads,
+        lanes: false,
+        cancel,
+        ..CountOptions::default()
+    };
+    let parts = super::join::parts(n);
+    wait(|done| {
+        super::start(
+            n,
+            parts,
+            super::Classes::FixedPoints,
+            options,
+            &pool,
+            Box::new(done),
+        )
+    })
+    .expect("a result")
+}
+
+#[test]
+fn the_join_path_matches_oeis_on_one_and_two_threads_and_stops_when_cancelled() {
+    for threads in [1, 2] {
+        for n in 4..=16u32 {
+            let got = joined(n, threads, Arc::default()).expect("count");
+            assert_oeis(n, got, &format!("join path, {threads} threads"));
+        }
+        let raised = Arc::new(AtomicBool::new(true));
+        assert_eq!(joined(14, threads, raised), Err(CountError::Cancelled));
+    }
+}
+
 /// Counting without lanes (as on a CPU without AVX2) gives the same answers: whole boards,
 /// shards, a centre queen (its symmetric path) and fixed queens.
 #[test]
