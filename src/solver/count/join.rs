@@ -89,7 +89,7 @@ impl Subproblem for Part {
         }
         match self {
             Part::Turns => {
-                let (half, quarter) = turn_fixed(n);
+                let (half, quarter) = turn_fixed(n, cancel)?;
                 let points = quarter
                     .checked_mul(2)
                     .and_then(|q| q.checked_add(half))
@@ -772,89 +772,109 @@ fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
 /// The solutions a half turn maps to themselves and those a quarter turn does, for the
 /// symmetry classes by counting fixed points: classes = (all + half + 2 × quarter) / 8 (no
 /// solution is its own mirror image for n > 1). Each is a search that places whole orbits of
-/// squares under the turns, row by row; it visits far fewer boards than a count (n = 18:
-/// milliseconds).
-pub(super) fn turn_fixed(n: u32) -> (u64, u64) {
-    let half = Turns::new(n, 2).count();
-    let quarter = Turns::new(n, 4).count();
-    (half, quarter)
+/// squares under the turns, row by row, and visits far fewer boards than a count (n = 20: a
+/// fraction of a second); it polls `cancel`.
+pub(super) fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
+    let half = Turns::new(n, 2, cancel).count()?;
+    let quarter = Turns::new(n, 4, cancel).count()?;
+    Ok((half, quarter))
 }
 
 /// A search for the solutions that turns by a quarter of `4 / turns` map to themselves.
-struct Turns {
+struct Turns<'a> {
     n: i32,
     /// 2: half turns; 4: quarter turns.
     turns: u32,
-    /// The queen's column in each row, or -1.
-    rows: [i32; 32],
+    /// Rows, columns and diagonals (r + c, r - c + n - 1) taken.
+    rows: u32,
     cols: u32,
-    /// Diagonals r + c and r - c + n - 1 taken.
     sums: u64,
     differences: u64,
+    /// Rows tried so far, for polling `cancel`.
+    visits: u64,
+    cancel: &'a AtomicBool,
 }
 
-impl Turns {
+impl<'a> Turns<'a> {
     /// An empty board.
-    fn new(n: u32, turns: u32) -> Turns {
+    fn new(n: u32, turns: u32, cancel: &'a AtomicBool) -> Turns<'a> {
         Turns {
             n: n as i32,
             turns,
-            rows: [-1; 32],
+            rows: 0,
             cols: 0,
             sums: 0,
             differences: 0,
+            visits: 0,
+            cancel,
         }
     }
 
-    /// The images of a square under the turns, the square first (with repeats when it is
-    /// the centre).
-    fn orbit(&self, r: i32, c: i32) -> [(i32, i32); 4] {
+    /// The distinct images of a square under the turns (one for the centre), and how many.
+    fn orbit(&self, r: i32, c: i32) -> ([(i32, i32); 4], usize) {
         let last = self.n - 1;
         let quarter = |(r, c): (i32, i32)| (c, last - r);
-        let half = (last - r, last - c);
-        if self.turns == 2 {
-            [(r, c), half, (r, c), half]
+        let images = if self.turns == 2 {
+            [(r, c), (last - r, last - c), (r, c), (r, c)]
         } else {
             let once = quarter((r, c));
             [(r, c), once, quarter(once), quarter(quarter(once))]
+        };
+        let mut distinct = [(r, c); 4];
+        let mut count = 1;
+        for &image in &images[1..] {
+            if !distinct[..count].contains(&image) {
+                distinct[count] = image;
+                count += 1;
+            }
         }
+        (distinct, count)
     }
 
     /// Completions from the first empty row on.
-    fn count(&mut self) -> u64 {
-        let Some(row) = (0..self.n).find(|&r| self.rows[r as usize] < 0) else {
-            return 1;
-        };
+    fn count(&mut self) -> Result<u64, CountError> {
+        let empty = !self.rows & (u32::MAX >> (32 - self.n));
+        if empty == 0 {
+            return Ok(1);
+        }
+        self.visits += 1;
+        if self.visits.is_multiple_of(1 << 16) && self.cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        let row = empty.trailing_zeros() as i32;
         let mut total = 0;
         for c in 0..self.n {
-            let orbit = self.orbit(row, c);
-            let mut squares: Vec<(i32, i32)> = orbit.to_vec();
-            squares.sort_unstable();
-            squares.dedup();
-            if self.fits(&squares) {
-                self.toggle(&squares);
-                total += self.count();
-                self.toggle(&squares);
+            if self.cols >> c & 1 != 0 {
+                continue;
+            }
+            let (squares, count) = self.orbit(row, c);
+            let squares = &squares[..count];
+            if self.fits(squares) {
+                self.toggle(squares);
+                let below = self.count();
+                self.toggle(squares);
+                total += below?;
             }
         }
-        total
+        Ok(total)
     }
 
     /// Whether distinct squares can all take a queen: free rows, columns and diagonals,
     /// none shared among them.
     fn fits(&self, squares: &[(i32, i32)]) -> bool {
-        let (mut cols, mut sums, mut differences, mut rows) = (0u32, 0u64, 0u64, 0u32);
+        let (mut rows, mut cols, mut sums, mut differences) =
+            (self.rows, self.cols, self.sums, self.differences);
         for &(r, c) in squares {
-            let (col, sum, difference) = (1u32 << c, 1u64 << (r + c), 1u64 << (r - c + self.n - 1));
-            let free = self.rows[r as usize] < 0
-                && rows & (1 << r) == 0
-                && (self.cols | cols) & col == 0
-                && (self.sums | sums) & sum == 0
-                && (self.differences | differences) & difference == 0;
-            if !free {
+            let (row, col) = (1u32 << r, 1u32 << c);
+            let (sum, difference) = (1u64 << (r + c), 1u64 << (r - c + self.n - 1));
+            if rows & row != 0
+                || cols & col != 0
+                || sums & sum != 0
+                || differences & difference != 0
+            {
                 return false;
             }
-            rows |= 1 << r;
+            rows |= row;
             cols |= col;
             sums |= sum;
             differences |= difference;
@@ -865,8 +885,7 @@ impl Turns {
     /// Places the queens of `squares`, or takes them away.
     fn toggle(&mut self, squares: &[(i32, i32)]) {
         for &(r, c) in squares {
-            let placed = self.rows[r as usize] >= 0;
-            self.rows[r as usize] = if placed { -1 } else { c };
+            self.rows ^= 1 << r;
             self.cols ^= 1 << c;
             self.sums ^= 1 << (r + c);
             self.differences ^= 1 << (r - c + self.n - 1);
@@ -923,7 +942,7 @@ mod tests {
         const A002562: [u64; 15] = [1, 1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752];
         // n = 1 is left out: its one board is also its own mirror image.
         for n in 2..=14u32 {
-            let (half, quarter) = turn_fixed(n);
+            let (half, quarter) = turn_fixed(n, &AtomicBool::new(false)).unwrap();
             if n <= 10 {
                 let turned = |board: &[u8], quarter: bool| {
                     let last = n as u8 - 1;
