@@ -40,7 +40,8 @@ const FROM: u32 = 16;
 const MAX: u32 = 21;
 
 /// Whether Count takes the join path for a whole plain board of size `n` on this CPU: only
-/// with AVX-512, the only tier measured to beat the constellations.
+/// with AVX-512 (the join's AVX2 and portable tiers are tested but were not measured against
+/// the constellations' lanes on such CPUs).
 pub(super) fn covers(n: u32) -> bool {
     (FROM..=MAX).contains(&n) && super::registers() == Some(Registers::Avx512)
 }
@@ -119,7 +120,7 @@ const LEAF: usize = 192;
 /// two never meet in a pair test. The diagonal fields end below bit 42 (n ≤ 21).
 const BALANCE_SHIFT: u32 = 48;
 
-/// Offset of a band's balance in its field (a band has at most 10 queens).
+/// Offset of a band's balance in its field (a band has at most 5 queens, a half 10).
 const BAND_BIAS: i32 = 32;
 
 /// Words of each list whose bits order the split.
