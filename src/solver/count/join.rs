@@ -12,7 +12,7 @@
 //! eight pairs per instruction in AVX-512 registers. Keys that the board's up-down and
 //! left-right mirrors map onto each other are counted once, weighted; the two transposes are
 //! taken out by weighing each pair by the balance between the board's four triangles
-//! ([`Sieve`]), which spares about half of the comparisons. Symmetry classes come at the end
+//! ([`Sieve`]), which spares about 40% of the comparisons. Symmetry classes come at the end
 //! from fixed points: the solutions a half or a quarter turn maps to themselves are counted by
 //! a small search of their own ([`turn_fixed`]).
 //!
@@ -411,15 +411,7 @@ impl Join {
         bottoms.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
         let order = split_order(&tops, &bottoms, 2 * n);
         let middle = key.middle.map_or(0, |q| self.balance(self.m, q));
-        let mut scratch = Vec::with_capacity(tops.len().max(bottoms.len()));
-        let mut sieve = Sieve {
-            order: &order,
-            middle,
-            tier,
-            scratch: &mut scratch,
-            copies: Vec::new(),
-        };
-        sieve.count(&mut tops, &mut bottoms, 0)
+        Sieve::new(&order, middle, tier).count(&mut tops, &mut bottoms, 0)
     }
 
     /// The top halves on exactly `columns` (and at peace with the middle queen), as the word
@@ -570,7 +562,8 @@ fn split_order(tops: &[u64], bottoms: &[u64], bits: u32) -> Vec<u64> {
 /// negate and the mirrors keep) is positive counts twice, zero once, negative not at all.
 /// Each transpose maps the solutions with a positive balance onto those with a negative one,
 /// so the weights add up to the number of solutions, and pairs that cannot fit on balance
-/// alone are never compared: about half of them.
+/// alone are never compared (n = 18, a quarter of the keys: 14.4e9 pair tests instead of
+/// 23.3e9).
 struct Sieve<'a> {
     /// The bits to split on, in turn.
     order: &'a [u64],
@@ -578,12 +571,23 @@ struct Sieve<'a> {
     middle: i32,
     tier: Tier,
     /// Room for the words a stable split moves.
-    scratch: &'a mut Vec<u64>,
+    scratch: Vec<u64>,
     /// Per depth, room for the bottoms a split leaves.
     copies: Vec<Vec<u64>>,
 }
 
-impl Sieve<'_> {
+impl<'a> Sieve<'a> {
+    /// A sieve splitting on `order`, for a key whose middle queen has balance `middle`.
+    fn new(order: &'a [u64], middle: i32, tier: Tier) -> Sieve<'a> {
+        Sieve {
+            order,
+            middle,
+            tier,
+            scratch: Vec::new(),
+            copies: Vec::new(),
+        }
+    }
+
     /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on the bit
     /// `order[depth]` (pairs that both have it cannot fit), until a side is small.
     fn count(&mut self, xs: &mut [u64], ys: &mut [u64], depth: usize) -> u64 {
@@ -596,7 +600,7 @@ impl Sieve<'_> {
         if xs.len() < LEAF || ys.len() < LEAF {
             return self.weighted(xs, ys);
         }
-        let x1 = partition(xs, bit, self.scratch, self.tier);
+        let x1 = partition(xs, bit, &mut self.scratch, self.tier);
         // The bottoms without the bit, in a copy (one buffer per depth, kept): `ys` itself
         // must stay in order of balance for the tops without it.
         if self.copies.len() <= depth {
@@ -1034,16 +1038,8 @@ mod tests {
             for tier in tiers() {
                 let (mut a, mut b) = (xs.clone(), ys.clone());
                 let order = split_order(&a, &b, 40);
-                let mut scratch = Vec::new();
-                let mut sieve = Sieve {
-                    order: &order,
-                    middle,
-                    tier,
-                    scratch: &mut scratch,
-                    copies: Vec::new(),
-                };
                 assert_eq!(
-                    sieve.count(&mut a, &mut b, 0),
+                    Sieve::new(&order, middle, tier).count(&mut a, &mut b, 0),
                     expected,
                     "{tier:?}, {middle}"
                 );
