@@ -15,7 +15,7 @@
 //! taken out by weighing each pair by the balance between the board's four triangles
 //! ([`Sieve`]), which spares about 40% of the comparisons. Symmetry classes come at the end
 //! from fixed points: the solutions a half or a quarter turn maps to themselves are counted by
-//! a small search of their own ([`turn_fixed`]).
+//! a small search of their own ([`turn_fixed_from`]).
 //!
 //! Memory stays small: a half's words are built per key from two shared tables (placements
 //! of the half's first rows and of its last rows, by columns), into lists each thread keeps
@@ -38,8 +38,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// n = 16 0.19 s against 0.42 s, n = 17 2.0 s against 2.4 s, n = 18 4.4 s against 19.6 s).
 const FROM: u32 = 16;
 
-/// The largest size the words hold (two fields of n bits under the balances' bytes).
-const MAX: u32 = 21;
+/// The largest size the join takes: the words would hold n = 23 (two fields of n bits under
+/// the balances' bytes), but the tables grow about 3.5x per size (peak RSS n = 21 111 MiB,
+/// n = 22 389 MiB), so n = 23 would pass 1 GiB.
+const MAX: u32 = 22;
 
 /// Whether Count takes the join path for a whole plain board of size `n` on this CPU: only
 /// with AVX-512 (the join's AVX2 and portable tiers are tested but were not measured against
@@ -48,14 +50,14 @@ pub(super) fn covers(n: u32) -> bool {
     (FROM..=MAX).contains(&n) && super::registers() == Some(Registers::Avx512)
 }
 
-/// Count's subproblems for a whole plain board of size `n`: the turn-fixed solutions, then
-/// one per key.
+/// Count's subproblems for a whole plain board of size `n`: the turn-fixed solutions, one
+/// per column of the first row's queen, then one per key.
 pub(super) fn parts(n: u32) -> Vec<Part> {
     let join = Arc::new(Join::new(n));
     let tier = tier_of(super::registers());
     let keys = join.keys();
-    let mut parts = Vec::with_capacity(keys.len() + 1);
-    parts.push(Part::Turns);
+    let mut parts = Vec::with_capacity(keys.len() + n as usize);
+    parts.extend((0..n).map(Part::Turns));
     parts.extend(
         keys.into_iter()
             .map(|key| Part::Key(join.clone(), key, tier)),
@@ -65,9 +67,9 @@ pub(super) fn parts(n: u32) -> Vec<Part> {
 
 /// A subproblem of Count's join path.
 pub(super) enum Part {
-    /// The solutions that a half turn or a quarter turn maps to themselves, as fixed points
-    /// for the classes (half + 2 × quarter).
-    Turns,
+    /// The solutions that a half turn or a quarter turn maps to themselves, with the first
+    /// row's queen on this column, as fixed points for the classes (half + 2 × quarter).
+    Turns(u32),
     /// One key's solutions: its weighted pairs times the key's weight.
     Key(Arc<Join>, Key, Tier),
 }
@@ -91,8 +93,8 @@ impl Subproblem for Part {
             return Err(CountError::Cancelled);
         }
         match self {
-            Part::Turns => {
-                let (half, quarter) = turn_fixed(n, cancel)?;
+            &Part::Turns(first) => {
+                let (half, quarter) = turn_fixed_from(n, first, cancel)?;
                 let points = quarter
                     .checked_mul(2)
                     .and_then(|q| q.checked_add(half))
@@ -121,7 +123,7 @@ impl Subproblem for Part {
 const SPLIT: usize = 128;
 
 /// Where a top half's balance field starts; a bottom half's is a byte higher, so that the
-/// two never meet in a pair test. The diagonal fields end below bit 42 (n ≤ 21).
+/// two never meet in a pair test. The diagonal fields end below bit 44 (n ≤ 22).
 const BALANCE_SHIFT: u32 = 48;
 
 /// Offset of a band's balance in its field (a band has at most 5 queens, a half 10).
@@ -150,12 +152,12 @@ fn tier_of(registers: Option<Registers>) -> Tier {
     }
 }
 
-/// The join's solutions for `n` (4 ≤ n ≤ 21), or for one shard of its keys, on the calling
+/// The join's solutions for `n` (4 ≤ n ≤ 22), or for one shard of its keys, on the calling
 /// thread with the pair tests in `tier` (the tests' way in; Count runs the keys as its
 /// subproblems).
 #[cfg(test)]
 fn total_in(n: u32, shard: crate::solver::Shard, tier: Tier) -> Result<u64, CountError> {
-    assert!((4..=MAX).contains(&n), "the join counter covers n = 4..=21");
+    assert!((4..=MAX).contains(&n), "the join counter covers n = 4..=22");
     let join = Join::new(n);
     let parts = shard.parts() as usize;
     let mut total = 0u64;
@@ -880,14 +882,32 @@ fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
     _mm512_reduce_add_epi64(sum) as u64
 }
 
-/// The solutions a half turn maps to themselves and those a quarter turn does, for the
-/// symmetry classes by counting fixed points: classes = (all + half + 2 × quarter) / 8 (no
-/// solution is its own mirror image for n > 1). Each is a search that places whole orbits of
-/// squares under the turns, row by row, and visits far fewer boards than a count (n = 20: a
-/// fraction of a second); it polls `cancel`.
-pub(super) fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
-    let half = Turns::new(n, 2, cancel).count()?;
-    let quarter = Turns::new(n, 4, cancel).count()?;
+/// The solutions a half turn maps to themselves and those a quarter turn does (the sums of
+/// [`turn_fixed_from`] over the first row's columns).
+#[cfg(test)]
+fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
+    let (mut half, mut quarter) = (0, 0);
+    for first in 0..n {
+        let (h, q) = turn_fixed_from(n, first, cancel)?;
+        half += h;
+        quarter += q;
+    }
+    Ok((half, quarter))
+}
+
+/// The solutions a half turn maps to themselves and those a quarter turn does, with the
+/// first row's queen on column `first`, for the symmetry classes by counting fixed points:
+/// classes = (all + half + 2 × quarter) / 8 (no solution is its own mirror image for n > 1).
+/// Each is a search that places whole orbits of squares under the turns, row by row, and
+/// visits far fewer boards than a count (all columns together: n = 20 a fraction of a
+/// second, n = 22 8 s); it polls `cancel`.
+pub(super) fn turn_fixed_from(
+    n: u32,
+    first: u32,
+    cancel: &AtomicBool,
+) -> Result<(u64, u64), CountError> {
+    let half = Turns::new(n, 2, cancel).count_from(first)?;
+    let quarter = Turns::new(n, 4, cancel).count_from(first)?;
     Ok((half, quarter))
 }
 
@@ -940,6 +960,17 @@ impl<'a> Turns<'a> {
             }
         }
         (distinct, count)
+    }
+
+    /// Completions of an empty board whose first row's queen is on column `first`.
+    fn count_from(&mut self, first: u32) -> Result<u64, CountError> {
+        let (squares, count) = self.orbit(0, first as i32);
+        let squares = &squares[..count];
+        if !self.fits(squares) {
+            return Ok(0);
+        }
+        self.toggle(squares);
+        self.count()
     }
 
     /// Completions from the first empty row on.
@@ -1178,4 +1209,3 @@ mod tests {
         }
     }
 }
-
