@@ -39,8 +39,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const FROM: u32 = 16;
 
 /// The largest size the join takes: the words would hold n = 23 (two fields of n bits under
-/// the balances' bytes), but the tables grow about 3.5x per size (peak RSS n = 21 111 MiB,
-/// n = 22 389 MiB), so n = 23 would pass 1 GiB.
+/// the balances' bytes), but the tables grow about fourfold per size (`queens count N
+/// --local`'s peak RSS: n = 21 111 MiB, n = 22 422 MiB), so n = 23 would pass 1 GiB.
 const MAX: u32 = 22;
 
 /// Whether Count takes the join path for a whole plain board of size `n` on this CPU: only
@@ -621,10 +621,11 @@ struct Sieve {
     /// The middle queen's balance (0 on even boards).
     middle: i32,
     tier: Tier,
-    /// Whether the split bits are chosen with GFNI and AVX-512 byte instructions.
+    /// Whether the split bits are chosen with GFNI and AVX-512 byte instructions (whenever
+    /// the CPU has them, whatever the tier of the pair tests).
     fast: bool,
-    /// Per depth, room for a split's three blocks: the tops with its bit, the tops without
-    /// it, the bottoms without it (kept from key to key).
+    /// Per depth, room for a split's three blocks: the longer block's words with its bit and
+    /// those without, the shorter block's words without it (kept from key to key).
     levels: Vec<[Vec<u64>; 3]>,
 }
 
