@@ -51,9 +51,10 @@ pub(super) fn covers(n: u32) -> bool {
 }
 
 /// Count's subproblems for a whole plain board of size `n`: the turn-fixed solutions, one
-/// per column of the first row's queen, then one per key.
-pub(super) fn parts(n: u32) -> Vec<Part> {
-    let join = Arc::new(Join::new(n));
+/// per column of the first row's queen, then one per key; `Cancelled` if `cancel` is raised
+/// while the tables are built.
+pub(super) fn parts(n: u32, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
+    let join = Arc::new(Join::new(n, cancel)?);
     let tier = tier_of(super::registers());
     let keys = join.keys();
     let mut parts = Vec::with_capacity(keys.len() + n as usize);
@@ -62,7 +63,7 @@ pub(super) fn parts(n: u32) -> Vec<Part> {
         keys.into_iter()
             .map(|key| Part::Key(join.clone(), key, tier)),
     );
-    parts
+    Ok(parts)
 }
 
 /// A subproblem of Count's join path.
@@ -158,7 +159,7 @@ fn tier_of(registers: Option<Registers>) -> Tier {
 #[cfg(test)]
 fn total_in(n: u32, shard: crate::solver::Shard, tier: Tier) -> Result<u64, CountError> {
     assert!((4..=MAX).contains(&n), "the join counter covers n = 4..=22");
-    let join = Join::new(n);
+    let join = Join::new(n, &AtomicBool::new(false))?;
     let parts = shard.parts() as usize;
     let mut total = 0u64;
     for key in join
@@ -229,8 +230,8 @@ pub(super) struct Join {
 }
 
 impl Join {
-    /// The tables for size `n`.
-    fn new(n: u32) -> Join {
+    /// The tables for size `n` (n = 22: 3.4 s); `Cancelled` if `cancel` is raised meanwhile.
+    fn new(n: u32, cancel: &AtomicBool) -> Result<Join, CountError> {
         let m = n / 2;
         let head = m / 2;
         let full = (1u32 << n) - 1;
@@ -243,7 +244,7 @@ impl Join {
             tails: HashMap::new(),
         };
         let mut heads = HashMap::new();
-        join.place(0, head, &mut |cols, ld, rd, _, balance| {
+        join.place(0, head, cancel, &mut |cols, ld, rd, _, balance| {
             let share = join.share(ld << (m - head), rd >> (m - head), balance);
             heads
                 .entry(cols)
@@ -251,15 +252,23 @@ impl Join {
                 .push(join.head_test(ld, rd), share);
         });
         let mut tails = HashMap::new();
-        join.place(head, m - head, &mut |cols, ld, rd, seen, balance| {
-            tails
-                .entry(cols)
-                .or_insert_with(Band::default)
-                .push(seen, join.share(ld, rd, balance));
-        });
+        join.place(
+            head,
+            m - head,
+            cancel,
+            &mut |cols, ld, rd, seen, balance| {
+                tails
+                    .entry(cols)
+                    .or_insert_with(Band::default)
+                    .push(seen, join.share(ld, rd, balance));
+            },
+        );
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
         join.heads = heads;
         join.tails = tails;
-        join
+        Ok(join)
     }
 
     /// The head's test word: the diagonals it attacks on the tail's first row.
@@ -301,8 +310,15 @@ impl Join {
     /// Calls `found` with every placement of the `rows` rows from board row `first` on, as
     /// if no row above held a queen: its columns, the diagonals it attacks on the row under
     /// it, the word of what the rows above would have to avoid (its queens' diagonals traced
-    /// back to row `first`), and its balance (the sum of [`Join::balance`]).
-    fn place(&self, first: u32, rows: u32, found: &mut impl FnMut(u32, u64, u64, u64, i32)) {
+    /// back to row `first`), and its balance (the sum of [`Join::balance`]). Stops early, with
+    /// placements left out, once `cancel` is raised.
+    fn place(
+        &self,
+        first: u32,
+        rows: u32,
+        cancel: &AtomicBool,
+        found: &mut impl FnMut(u32, u64, u64, u64, i32),
+    ) {
         let start = Placed {
             row: 0,
             cols: 0,
@@ -311,7 +327,7 @@ impl Join {
             seen: 0,
             balance: 0,
         };
-        self.place_from(first, rows, start, found);
+        self.place_from(first, rows, start, cancel, found);
     }
 
     /// [`Join::place`] from a partial placement.
@@ -320,6 +336,7 @@ impl Join {
         first: u32,
         rows: u32,
         at: Placed,
+        cancel: &AtomicBool,
         found: &mut impl FnMut(u32, u64, u64, u64, i32),
     ) {
         let Placed {
@@ -332,6 +349,10 @@ impl Join {
         } = at;
         if row == rows {
             found(cols, ld, rd, seen, balance);
+            return;
+        }
+        // Polled on the first two rows: a few hundred times per table.
+        if row <= 1 && cancel.load(Ordering::Relaxed) {
             return;
         }
         let full = u64::from(self.full);
@@ -351,7 +372,7 @@ impl Join {
                 seen: seen | up_left | (up_right << self.n),
                 balance: balance + self.balance(first + row, bit.trailing_zeros()),
             };
-            self.place_from(first, rows, next, found);
+            self.place_from(first, rows, next, cancel, found);
         }
     }
 
@@ -1111,10 +1132,17 @@ mod tests {
     }
 
     #[test]
+    fn a_raised_flag_stops_the_tables() {
+        let raised = AtomicBool::new(true);
+        assert!(matches!(parts(16, &raised), Err(CountError::Cancelled)));
+        assert!(parts(16, &AtomicBool::new(false)).is_ok());
+    }
+
+    #[test]
     fn join_keys_cover_every_column_split_once() {
         // Weighted, the keys stand for every (middle, top columns) pair exactly once.
         for n in 4..=11u32 {
-            let join = Join::new(n);
+            let join = Join::new(n, &AtomicBool::new(false)).unwrap();
             let m = n / 2;
             let total: u64 = join.keys().iter().map(|k| k.weight).sum();
             let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));

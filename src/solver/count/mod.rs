@@ -183,7 +183,10 @@ pub fn count(
             ..options
         };
         let on = pool.clone();
-        pool.spawn(move || start(n, join::parts(n), Classes::FixedPoints, options, &on, done));
+        pool.spawn(move || match join::parts(n, &options.cancel) {
+            Ok(parts) => start(n, parts, Classes::FixedPoints, options, &on, done),
+            Err(error) => done(Err(error)),
+        });
     } else if fixed.is_empty() {
         let all = constellation::representatives(n);
         start(

@@ -105,7 +105,7 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
         cancel,
         ..CountOptions::default()
     };
-    let parts = super::join::parts(n);
+    let parts = super::join::parts(n, &options.cancel)?;
     wait(|done| {
         super::start(
             n,
