@@ -691,12 +691,12 @@ impl Sieve {
         // pairs with the bit on one side meet the other's words without it, and the words
         // without it meet all of the other list.
         let counted = if xs.len() >= ys.len() {
-            split(xs, bit, &mut with, &mut without, self.tier);
-            keep(ys, bit, false, &mut rest, self.tier);
+            split(xs, bit, Some(&mut with), &mut without, self.tier);
+            split(ys, bit, None, &mut rest, self.tier);
             self.count(&with, &rest, depth + 1) + self.count(&without, ys, depth + 1)
         } else {
-            split(ys, bit, &mut with, &mut without, self.tier);
-            keep(xs, bit, false, &mut rest, self.tier);
+            split(ys, bit, Some(&mut with), &mut without, self.tier);
+            split(xs, bit, None, &mut rest, self.tier);
             self.count(&rest, &with, depth + 1) + self.count(xs, &without, depth + 1)
         };
         self.levels[depth] = [with, without, rest];
@@ -726,31 +726,45 @@ impl Sieve {
     }
 }
 
-/// Fills `with` and `without` with the words of `words` that have `bit` and those that lack
-/// it, both in order, in one pass.
-fn split(words: &[u64], bit: u64, with: &mut Vec<u64>, without: &mut Vec<u64>, tier: Tier) {
-    with.clear();
+/// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
+/// those that have it, both in order, in one pass.
+fn split(
+    words: &[u64],
+    bit: u64,
+    mut with: Option<&mut Vec<u64>>,
+    without: &mut Vec<u64>,
+    tier: Tier,
+) {
     without.clear();
+    if let Some(with) = with.as_deref_mut() {
+        with.clear();
+    }
     match tier {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the tier is only chosen on CPUs with these features (`registers()`).
         Tier::Avx512 => unsafe { split_avx512(words, bit, with, without) },
         _ => {
-            with.extend(words.iter().filter(|&&w| w & bit != 0));
             without.extend(words.iter().filter(|&&w| w & bit == 0));
+            if let Some(with) = with {
+                with.extend(words.iter().filter(|&&w| w & bit != 0));
+            }
         }
     }
 }
 
-/// [`split`]'s pass eight words at a time, each register compressed twice.
+/// [`split`]'s pass eight words at a time, each register compressed in place and stored
+/// whole (a compressing store to memory is slow on some CPUs).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn split_avx512(words: &[u64], bit: u64, with: &mut Vec<u64>, without: &mut Vec<u64>) {
+fn split_avx512(words: &[u64], bit: u64, mut with: Option<&mut Vec<u64>>, without: &mut Vec<u64>) {
     use std::arch::x86_64::*;
     // Eight slots more: whole registers are stored.
-    with.reserve(words.len() + 8);
-    without.reserve(words.len() + 8);
-    let (a, b) = (with.as_mut_ptr(), without.as_mut_ptr());
+    let room = |list: &mut Vec<u64>| {
+        list.reserve(words.len() + 8);
+        list.as_mut_ptr()
+    };
+    let b = room(without);
+    let a = with.as_deref_mut().map(room);
     let bits = _mm512_set1_epi64(bit as i64);
     let (mut na, mut nb) = (0, 0);
     for at in (0..words.len()).step_by(8) {
@@ -762,71 +776,21 @@ fn split_avx512(words: &[u64], bit: u64, with: &mut Vec<u64>, without: &mut Vec<
             let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
             let has = _mm512_test_epi64_mask(v, bits);
             let lacks = live & !has;
-            _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
             _mm512_storeu_si512(b.add(nb).cast(), _mm512_maskz_compress_epi64(lacks, v));
-            na += has.count_ones() as usize;
             nb += lacks.count_ones() as usize;
+            if let Some(a) = a {
+                _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
+                na += has.count_ones() as usize;
+            }
         }
     }
     // SAFETY: the first `na` and `nb` slots were written above.
     unsafe {
-        with.set_len(na);
         without.set_len(nb);
-    }
-}
-
-/// Appends to `out`, in order, the words of `words` that have `bit` (`with`) or lack it.
-fn keep(words: &[u64], bit: u64, with: bool, out: &mut Vec<u64>, tier: Tier) {
-    // Eight slots more: the AVX-512 loop stores whole registers.
-    out.reserve(words.len() + 8);
-    let start = out.len();
-    let free = &mut out.spare_capacity_mut()[..words.len() + 8];
-    let kept = match tier {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the tier is only chosen on CPUs with these features (`registers()`).
-        Tier::Avx512 => unsafe { keep_avx512(words, bit, with, free) },
-        _ => {
-            let mut kept = 0;
-            for &word in words {
-                free[kept].write(word);
-                kept += usize::from((word & bit != 0) == with);
-            }
-            kept
-        }
-    };
-    // SAFETY: the first `kept` slots after `start` were written just now.
-    unsafe { out.set_len(start + kept) };
-}
-
-/// [`keep`]'s loop eight words at a time, compressed into place.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn keep_avx512(
-    words: &[u64],
-    bit: u64,
-    with: bool,
-    free: &mut [std::mem::MaybeUninit<u64>],
-) -> usize {
-    use std::arch::x86_64::*;
-    let b = _mm512_set1_epi64(bit as i64);
-    let mut kept = 0;
-    for at in (0..words.len()).step_by(8) {
-        let count = (words.len() - at).min(8);
-        let live = ((1u16 << count) - 1) as u8;
-        // SAFETY: the masked load reads the `count` words left from `at`; the store writes
-        // eight slots from `kept <= at`, and `free` has `words.len() + 8`.
-        unsafe {
-            let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
-            let has = _mm512_test_epi64_mask(v, b);
-            let chosen = live & if with { has } else { !has };
-            // Compressed in the register and stored whole (a compressing store to memory
-            // is slow on some CPUs).
-            let packed = _mm512_maskz_compress_epi64(chosen, v);
-            _mm512_storeu_si512(free.as_mut_ptr().add(kept).cast(), packed);
-            kept += chosen.count_ones() as usize;
+        if let Some(with) = with {
+            with.set_len(na);
         }
     }
-    kept
 }
 
 /// Disjoint pairs of two small blocks, compared one by one.
