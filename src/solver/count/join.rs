@@ -40,7 +40,8 @@ const FROM: u32 = 16;
 
 /// The largest size the join takes: the words would hold n = 23 (two fields of n bits under
 /// the balances' bytes), but the tables grow about fourfold per size (`queens count N
-/// --local`'s peak RSS: n = 21 111 MiB, n = 22 422 MiB), so n = 23 would pass 1 GiB.
+/// --local`'s peak RSS: n = 21 111 MiB, n = 22 422 MiB), so n = 23 would pass 1 GiB
+/// (extrapolated, not measured).
 const MAX: u32 = 22;
 
 /// Whether Count takes the join path for a whole plain board of size `n` on this CPU: only
