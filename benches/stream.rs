@@ -8,8 +8,8 @@
 //! The client is a cheap consumer: a pass-through codec walks each message's board entries
 //! in place (counting them and comparing their columns) instead of building a `Board` and `n`
 //! `String`s per board, as a program that only forwards or stores boards would.
-//! Then issue 17's yardstick, paired in alternating rounds: `count-ref -e n | cat`
-//! (`../shared/peers/count-ref.c`, built here with gcc) against a `queens serve` process
+//! Then the yardstick, paired in alternating rounds: `count-ref -e n | cat`
+//! (`benches/count-ref.c`, built here with gcc) against a `queens serve` process
 //! drained by a plain tonic client decoding the generated types (packed and compact), the
 //! server's CPU per packed board, and `queens enumerate n --packed|--compact > file`; it
 //! prints each as a ratio to count-ref (n = 16 by default, else the n asked for).
@@ -213,12 +213,12 @@ fn sweep(runtime: &tokio::runtime::Runtime, url: &str) {
     }
 }
 
-/// `../shared/peers/count-ref.c` built with `gcc -O3 -march=native` under `target/peers/`
-/// (the yardstick of issue 17: a plain single-threaded C enumerator); `None` when there is
+/// `benches/count-ref.c` built with `gcc -O3 -march=native` under `target/peers/`
+/// (the yardstick: a plain single-threaded C enumerator); `None` when there is
 /// no source or no compiler, said on stderr.
 fn count_ref() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = root.join("../shared/peers/count-ref.c");
+    let source = root.join("benches/count-ref.c");
     let binary = root.join("target/peers/count-ref");
     if !source.exists() {
         eprintln!("no {}: the peer rows are left out", source.display());

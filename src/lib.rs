@@ -21,6 +21,7 @@
 //! - [`batch`]: a shard counted in process as a JSON line (its index from an orchestrator's
 //!   environment), and the checked sum of such lines.
 //! - [`render`]: how a board is written as text.
+//! - [`sync`]: the poison-tolerant lock every layer uses.
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
 //! The binary (`src/main.rs`) only declares the commands and calls these;
@@ -37,6 +38,7 @@ pub mod server;
 pub mod service;
 pub mod solver;
 pub mod stream;
+pub mod sync;
 
 /// Messages and service stubs generated from `proto/queens.proto` (package `queens.v1`).
 #[allow(missing_docs)]
