@@ -15,9 +15,9 @@
 //! falls in, or else its first, so that its boards go out as they are found), are searched
 //! by the scalar engine (`search.rs`), which decides which path a task takes.
 
-use super::count::Registers;
 use super::geometry::{MAX, Masks, full_mask};
-use super::search::Sink;
+use super::simd::Tier;
+use super::sink::Sink;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
@@ -301,19 +301,19 @@ pub(super) fn first_root(n: usize, prefix: &[u8], m: Masks, depth: usize) -> Opt
 
 /// Pushes into `sink`, in lexicographic order, every board below the roots at `depth` under
 /// `prefix` (whose masks are `m`; only roots after `after[..depth]` when given), at least two
-/// rows above the last, searched in lanes run in `registers` (the portable rounds for
-/// `None`). Returns `Break` when the sink stopped the search.
+/// rows above the last, searched in lanes run in tier `simd` (when the CPU has it; the
+/// portable rounds otherwise). Returns `Break` when the sink stopped the search.
 pub(super) fn enumerate_roots<S: Sink>(
     n: usize,
     prefix: &[u8],
     m: Masks,
     depth: usize,
     after: Option<&[u8]>,
-    registers: Option<Registers>,
+    simd: Tier,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let roots = Roots::new(n, prefix, m, depth, after);
-    enumerate_in_lanes(n, roots, registers, sink)
+    enumerate_in_lanes(n, roots, simd, sink)
 }
 
 /// [`enumerate_roots`] from the empty prefix, the walk for roots given at most `budget` nodes
@@ -322,20 +322,20 @@ pub(super) fn enumerate_roots<S: Sink>(
 pub(super) fn enumerate_roots_budget<S: Sink>(
     n: usize,
     depth: usize,
-    registers: Option<Registers>,
+    simd: Tier,
     budget: u32,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let mut roots = Roots::new(n, &[], Masks::EMPTY, depth, None);
     roots.budget = budget;
-    enumerate_in_lanes(n, roots, registers, sink)
+    enumerate_in_lanes(n, roots, simd, sink)
 }
 
-/// Runs the lanes over `roots` (of an `n`×`n` board) into `sink`, in `registers`.
+/// Runs the lanes over `roots` (of an `n`×`n` board) into `sink`, in tier `simd`.
 fn enumerate_in_lanes<S: Sink>(
     n: usize,
     roots: Roots,
-    registers: Option<Registers>,
+    simd: Tier,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let depth = roots.depth;
@@ -361,38 +361,32 @@ fn enumerate_in_lanes<S: Sink>(
         exhausted: false,
         spare: Vec::new(),
     };
-    match registers {
+    match simd {
         #[cfg(target_arch = "x86_64")]
-        Some(Registers::Avx512) if Registers::Avx512.available() => {
-            // SAFETY: the CPU has every feature `run_avx512` is compiled for.
+        Tier::Avx512 if Tier::Avx512.available() => {
+            // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
             unsafe { run_avx512(&mut run, sink) }
         }
         #[cfg(target_arch = "x86_64")]
-        Some(_) if Registers::Avx2.available() => {
-            // SAFETY: the CPU has every feature `run_avx2` is compiled for.
+        Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
+            // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
             unsafe { run_avx2(&mut run, sink) }
         }
         _ => run.lanes_loop::<false, S>(sink),
     }
 }
 
-/// [`Run::lanes_loop`] compiled for AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512F and AVX-512CD.
+/// [`Run::lanes_loop`] compiled for the AVX-512 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
-unsafe fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
     run.lanes_loop::<true, S>(sink)
 }
 
-/// [`Run::lanes_loop`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT.
+/// [`Run::lanes_loop`] compiled for the AVX2 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
     run.lanes_loop::<false, S>(sink)
 }
 

@@ -9,8 +9,9 @@
 //! whose board is done takes the next board. Which boards to count and what their counts
 //! weigh lives in `mod.rs`; the scalar search for the rest lives in `board.rs`.
 
-use crate::solver::CountError;
+use crate::solver::counts::CountError;
 use crate::solver::geometry::{Square, attack, peaceful};
+use crate::solver::simd::Tier;
 
 /// Lanes stepped together: two AVX-512 registers of 64-bit words.
 const LANES: usize = 16;
@@ -287,77 +288,6 @@ pub(super) trait Feed {
     fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError>;
 }
 
-/// SIMD registers the lanes run in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::solver) enum Registers {
-    /// Two 512-bit registers per field, rounds written out in [`avx512`].
-    Avx512,
-    /// The portable rounds, vectorized by the compiler for AVX2.
-    Avx2,
-}
-
-impl Registers {
-    /// The instruction set's usual name.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Registers::Avx512 => "AVX-512",
-            Registers::Avx2 => "AVX2",
-        }
-    }
-
-    /// Whether this CPU has every feature code compiled for these registers uses.
-    pub(in crate::solver) fn available(self) -> bool {
-        match self {
-            Registers::Avx512 => has_avx512(),
-            Registers::Avx2 => has_avx2(),
-        }
-    }
-}
-
-/// The SIMD registers this CPU runs the lanes in; `None` on a CPU with neither AVX-512 nor
-/// AVX2, where callers should search alone: the portable rounds are slower than the scalar
-/// search there (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of the
-/// baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512
-/// registers).
-pub(in crate::solver) fn registers() -> Option<Registers> {
-    if has_avx512() {
-        Some(Registers::Avx512)
-    } else if has_avx2() {
-        Some(Registers::Avx2)
-    } else {
-        None
-    }
-}
-
-/// Whether this CPU has every feature [`count_avx512`] is compiled for.
-#[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512cd")
-}
-
-/// Whether this CPU has every feature `count_avx2` is compiled for.
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-        && std::arch::is_x86_feature_detected!("popcnt")
-}
-
-/// No SIMD lanes off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx512() -> bool {
-    false
-}
-
-/// No SIMD lanes off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx2() -> bool {
-    false
-}
-
 /// How a call of [`LaneSet::run`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Outcome {
@@ -403,23 +333,23 @@ impl LaneSet {
 
     /// Counts the completions of the boards `feed` gives, reporting each to `feed` as it
     /// finishes (in no particular order), until there are no more (`Done`) or `pause` says
-    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in `registers` when
-    /// the CPU has them (the portable rounds otherwise, and for `None`).
+    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in tier `simd` when
+    /// the CPU has it (the portable rounds otherwise, and for `Portable`).
     pub(super) fn run(
         &mut self,
-        registers: Option<Registers>,
+        simd: Tier,
         feed: &mut impl Feed,
         pause: &impl Fn() -> bool,
     ) -> Result<Outcome, CountError> {
-        match registers {
+        match simd {
             #[cfg(target_arch = "x86_64")]
-            Some(Registers::Avx512) if has_avx512() => {
-                // SAFETY: `has_avx512` detected every feature `count_avx512` is compiled for.
+            Tier::Avx512 if Tier::Avx512.available() => {
+                // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
                 unsafe { count_avx512(self, feed, pause) }
             }
             #[cfg(target_arch = "x86_64")]
-            Some(_) if has_avx2() => {
-                // SAFETY: `has_avx2` detected every feature `count_avx2` is compiled for.
+            Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
+                // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
                 unsafe { count_avx2(self, feed, pause) }
             }
             _ => count_lanes::<false>(self, feed, pause),
@@ -427,13 +357,10 @@ impl LaneSet {
     }
 }
 
-/// [`count_lanes`] with the rounds in AVX-512 registers.
-///
-/// # Safety
-/// The CPU must have AVX-512F and AVX-512CD (see [`has_avx512`]).
+/// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
-unsafe fn count_avx512(
+fn count_avx512(
     set: &mut LaneSet,
     feed: &mut impl Feed,
     pause: &impl Fn() -> bool,
@@ -441,13 +368,10 @@ unsafe fn count_avx512(
     count_lanes::<true>(set, feed, pause)
 }
 
-/// [`count_lanes`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT (see [`has_avx2`]).
+/// [`count_lanes`] compiled for the AVX2 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn count_avx2(
+fn count_avx2(
     set: &mut LaneSet,
     feed: &mut impl Feed,
     pause: &impl Fn() -> bool,
@@ -480,8 +404,8 @@ fn count_lanes<const AVX512: bool>(
     while set.busy > 0 {
         if AVX512 {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `AVX512` copies are compiled only into `count_avx512`, which runs only
-            // where the CPU has the features.
+            // SAFETY: `AVX512` copies are inlined only into `count_avx512`, which runs only
+            // once `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
             unsafe {
                 avx512::burst(lanes, full)
             };
@@ -531,11 +455,8 @@ mod avx512 {
     }
 
     /// Runs [`BURST`] rounds of every lane.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F and AVX-512CD.
     #[target_feature(enable = "avx512f,avx512cd")]
-    pub(super) unsafe fn burst(lanes: &mut Lanes, full: u64) {
+    pub(super) fn burst(lanes: &mut Lanes, full: u64) {
         const _: () = assert!(LANES == 16);
         let full = _mm512_set1_epi64(full as i64);
         let mut a = load(lanes, 0);
