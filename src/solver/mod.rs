@@ -17,6 +17,7 @@
 //! - `simd.rs`: the one SIMD tier (AVX-512, AVX2 or portable) the lanes and the join run
 //!   in, detected once, and why calling their target-feature code is sound
 //!   ([`simd_registers`]).
+//! - `lane.rs`: what the two lockstep lane engines (`lockstep.rs`, `count/lanes.rs`) share.
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
@@ -31,6 +32,7 @@
 mod count;
 mod counts;
 mod geometry;
+mod lane;
 mod lockstep;
 pub mod pool;
 mod problem;

@@ -20,7 +20,7 @@
 
 /// The instruction set the solver's SIMD kernels run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::solver) enum Tier {
+pub(crate) enum Tier {
     /// AVX-512F and AVX-512CD: lanes written out in 512-bit registers.
     Avx512,
     /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them.
@@ -31,7 +31,7 @@ pub(in crate::solver) enum Tier {
 
 impl Tier {
     /// The instruction set's usual name.
-    pub(in crate::solver) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tier::Avx512 => "AVX-512",
             Tier::Avx2 => "AVX2",
@@ -40,7 +40,7 @@ impl Tier {
     }
 
     /// Whether this CPU has every feature the tier's kernels are compiled for.
-    pub(in crate::solver) fn available(self) -> bool {
+    pub(crate) fn available(self) -> bool {
         match self {
             Tier::Avx512 => has_avx512(),
             Tier::Avx2 => has_avx2(),
@@ -54,7 +54,7 @@ impl Tier {
 /// than the scalar search (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of
 /// the baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in
 /// AVX-512 registers).
-pub(in crate::solver) fn tier() -> Tier {
+pub(crate) fn tier() -> Tier {
     if has_avx512() {
         Tier::Avx512
     } else if has_avx2() {
@@ -75,7 +75,7 @@ pub fn simd_registers() -> Option<&'static str> {
 
 /// Whether this CPU has the AVX-512 byte, VBMI, BITALG and GFNI instructions the join's
 /// split-bit sampling uses (on top of any tier).
-pub(in crate::solver) fn has_avx512_gfni() -> bool {
+pub(crate) fn has_avx512_gfni() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")

@@ -6,15 +6,23 @@
 //! round, without branching: it places its next queen, or backs up one row. Backing up needs
 //! no stack of masks: the diagonal masks are wide enough that shifting them back restores
 //! them, and each lane keeps only the columns it placed, 5 bits per row, in one word. A lane
-//! whose board is done takes the next board. Which boards to count and what their counts
-//! weigh lives in `mod.rs`; the scalar search for the rest lives in `board.rs`.
+//! whose board is done takes the next board. Which boards to count lives in `mod.rs`, what
+//! their counts weigh in `subproblem.rs`, the engines that feed the lanes in `engine.rs`; the
+//! scalar search for the rest lives in `board.rs`.
+//!
+//! Why this is not the enumeration's lane engine (`lockstep.rs`), though both keep the same
+//! structure-of-arrays state and share `crate::solver::lane`: a board here has fixed queens
+//! between its free rows, so each lane carries its gaps and its own last row, and only the
+//! number of completions comes out; the rounds are also written out in AVX-512 instructions
+//! (the `avx512` module), which keeps the state in registers between rounds.
+//!
+//! One piece of over 500 lines: the boards a lane takes (`Start`, `Split`), the lanes'
+//! rounds and their AVX-512 copy share one state layout and only make sense together.
 
 use crate::solver::counts::CountError;
 use crate::solver::geometry::{Square, attack, peaceful};
+use crate::solver::lane::{LANES, choose};
 use crate::solver::simd::Tier;
-
-/// Lanes stepped together: two AVX-512 registers of 64-bit words.
-const LANES: usize = 16;
 
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
@@ -181,7 +189,7 @@ impl Start {
 /// AVX-512 rounds load and store each array's halves as whole lines wherever the set lives
 /// (on the heap, kept between slices).
 #[repr(C, align(64))]
-struct Lanes {
+struct CountLanes {
     /// Four times the index of the free row each lane fills next.
     at: [u64; LANES],
     cols: [u64; LANES],
@@ -199,7 +207,7 @@ struct Lanes {
     job: [usize; LANES],
 }
 
-impl Lanes {
+impl CountLanes {
     /// Gives lane `i` the board `start` (job number `job`).
     fn load(&mut self, i: usize, start: &Start, job: usize, full: u64) {
         self.at[i] = 0;
@@ -252,15 +260,7 @@ impl Lanes {
             let bavail = !(bc | (b1 | b2) >> OFFSET) & full & (back << 1).wrapping_neg();
             let go_back = !forward && at != 0;
             self.found[i] += u64::from(hit);
-            let pick = |ahead: u64, behind: u64, here: u64| {
-                if descend {
-                    ahead
-                } else if go_back {
-                    behind
-                } else {
-                    here
-                }
-            };
+            let pick = |ahead, behind, here| choose(descend, go_back, ahead, behind, here);
             self.at[i] = pick(at + 4, at.wrapping_sub(4), at);
             self.cols[i] = pick(fc, bc, cols);
             self.d1[i] = pick(f1, b1, d1);
@@ -300,7 +300,7 @@ pub(super) enum Outcome {
 /// One set of lockstep lanes with the boards they are counting, kept between calls of
 /// [`LaneSet::run`] so that a count can give its thread to other work and come back.
 pub(super) struct LaneSet {
-    lanes: Lanes,
+    lanes: CountLanes,
     /// The columns of the board, as a mask.
     full: u64,
     /// Lanes holding a board.
@@ -313,7 +313,7 @@ impl LaneSet {
     /// Idle lanes for `n`×`n` boards.
     pub(super) fn new(n: u32) -> LaneSet {
         LaneSet {
-            lanes: Lanes {
+            lanes: CountLanes {
                 at: [0; LANES],
                 cols: [0; LANES],
                 d1: [0; LANES],
@@ -434,11 +434,11 @@ fn count_lanes<const AVX512: bool>(
     Ok(Outcome::Done)
 }
 
-/// [`Lanes::step`] written out in AVX-512 instructions: the compiler keeps the lanes' state
+/// [`CountLanes::step`] written out in AVX-512 instructions: the compiler keeps the lanes' state
 /// in memory between rounds when it vectorizes the portable loop, this keeps it in registers.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{BURST, LANES, Lanes, OFFSET};
+    use super::{BURST, CountLanes, LANES, OFFSET};
     use std::arch::x86_64::*;
 
     /// Eight lanes' state in registers.
@@ -456,7 +456,7 @@ mod avx512 {
 
     /// Runs [`BURST`] rounds of every lane.
     #[target_feature(enable = "avx512f,avx512cd")]
-    pub(super) fn burst(lanes: &mut Lanes, full: u64) {
+    pub(super) fn burst(lanes: &mut CountLanes, full: u64) {
         const _: () = assert!(LANES == 16);
         let full = _mm512_set1_epi64(full as i64);
         let mut a = load(lanes, 0);
@@ -470,7 +470,7 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f")]
-    fn load(l: &Lanes, at: usize) -> Group {
+    fn load(l: &CountLanes, at: usize) -> Group {
         let get = |a: &[u64; LANES]| {
             // SAFETY: `at + 8 <= LANES`, so the 64 bytes read lie in `a`.
             unsafe { _mm512_loadu_si512(a[at..at + 8].as_ptr().cast()) }
@@ -489,7 +489,7 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f")]
-    fn store(l: &mut Lanes, at: usize, g: &Group) {
+    fn store(l: &mut CountLanes, at: usize, g: &Group) {
         let put = |a: &mut [u64; LANES], v: __m512i| {
             // SAFETY: `at + 8 <= LANES`, so the 64 bytes written lie in `a`.
             unsafe { _mm512_storeu_si512(a[at..at + 8].as_mut_ptr().cast(), v) }
@@ -503,7 +503,7 @@ mod avx512 {
         put(&mut l.found, g.found);
     }
 
-    /// One round of eight lanes, as [`Lanes::step`].
+    /// One round of eight lanes, as [`CountLanes::step`].
     #[inline]
     #[target_feature(enable = "avx512f,avx512cd")]
     fn step(g: &mut Group, full: __m512i) {

@@ -72,16 +72,19 @@ pub(super) fn parts(n: u32, cancel: &AtomicBool) -> Result<Vec<Part>, CountError
     let tier = tier();
     let keys = join.keys();
     let mut parts = Vec::with_capacity(keys.len() + n as usize);
-    parts.extend((0..n).map(Part::Turns));
+    parts.extend((0..n).map(|first| Part(Kind::Turns(first))));
     parts.extend(
         keys.into_iter()
-            .map(|key| Part::Key(join.clone(), key, tier)),
+            .map(|key| Part(Kind::Key(join.clone(), key, tier))),
     );
     Ok(parts)
 }
 
-/// A subproblem of Count's join path.
-pub(super) enum Part {
+/// A subproblem of Count's join path (what it holds stays inside the join).
+pub(super) struct Part(Kind);
+
+/// What a [`Part`] counts.
+enum Kind {
     /// The solutions that a half turn or a quarter turn maps to themselves, with the first
     /// row's queen on this column, as fixed points for the classes (half + 2 × quarter).
     Turns(u32),
@@ -108,8 +111,8 @@ impl Subproblem for Part {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
-        match self {
-            &Part::Turns(first) => {
+        match &self.0 {
+            &Kind::Turns(first) => {
                 let (half, quarter) = turn_fixed_from(n, first, cancel)?;
                 let points = quarter
                     .checked_mul(2)
@@ -120,7 +123,7 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Part::Key(join, key, tier) => Ok(Partial {
+            Kind::Key(join, key, tier) => Ok(Partial {
                 solutions: join
                     .pairs(key, *tier)
                     .checked_mul(key.weight)

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many
 /// keys the mirrors map onto this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::solver::count) struct Key {
+pub(super) struct Key {
     /// Columns of the top half's queens.
     top: u32,
     /// Columns of the bottom half's queens.
@@ -50,7 +50,7 @@ struct Placed {
 }
 
 /// The tables one board size shares between its keys.
-pub(in crate::solver::count) struct Join {
+pub(super) struct Join {
     n: u32,
     /// Rows in each half.
     m: u32,
