@@ -1,11 +1,16 @@
-//! The bitboard backtracking search (`Backtrack`): one search for enumeration (boards pushed into a
-//! [`Sink`] in lexicographic order, with resume and limit) and a separate counting path.
+//! The bitboard backtracking search (`Backtrack`): one search for enumeration (boards pushed
+//! into a [`Sink`] in lexicographic order, with resume and limit) and a separate counting
+//! path. Not here: the lanes plain questions take (`lockstep.rs`), the sink and the counts'
+//! types (`sink.rs`, `counts.rs`).
 //!
 //! Rows are placed top to bottom and each row tries its columns in ascending order, so
 //! boards come out in lexicographic order of their column vectors. Shards are sets of the
 //! search tree's prefixes: the prefixes at a split depth, numbered in lexicographic order,
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
+//!
+//! One piece of over 500 lines: the entry points, the visitors and the one recursive search
+//! they share (its split, resume bound and prefix walk) only make sense together.
 
 use super::counts::{CountError, Counts};
 use super::geometry::{MAX, Masks, bits, full_mask};

@@ -1,6 +1,9 @@
 //! The core against the naive oracle on every request feature, for small n, with
 //! random fixed sets, shards, resume points and limits (property tests: a failure prints
 //! the smallest case proptest finds).
+//!
+//! One file of over 500 lines: every test here checks the enumeration against the same
+//! oracle through the same helpers (`problem`, `boards`, `paths`, `by_tasks`).
 
 use super::naive;
 use super::oeis::{A000170, A002562};
