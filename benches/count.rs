@@ -176,6 +176,7 @@ fn run_peer(command: &str, n: u32) -> PeerRun {
     let mut output = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut output).expect("the peer's output");
     let mut status = 0;
+    // SAFETY: `rusage` is plain integers and `timeval`s, for which all zero bytes are a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: wait4 reaps our own child and writes into the status and usage it is given;
     // std's handle is never waited on after this.
@@ -348,6 +349,7 @@ fn plain(full: u32, cols: u32, d1: u32, d2: u32) -> u64 {
 /// CPU time of the whole process so far, all its threads (finished ones included), from
 /// `getrusage`.
 fn process_cpu() -> Duration {
+    // SAFETY: `rusage` is plain integers and `timeval`s, for which all zero bytes are a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };

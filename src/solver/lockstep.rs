@@ -10,19 +10,27 @@
 //! subtrees are taken in order and at most [`WINDOW`] ahead of the first unfinished one, so
 //! the buffers stay small; a finished subtree at the head goes to the sink at once.
 //!
+//! Why this is not the count's lane engine (`count/lanes.rs`), though both keep the same
+//! structure-of-arrays state and share `lane.rs`: here the rows are contiguous (the count's
+//! boards have fixed rows between free ones, each lane carrying its gaps), every completed
+//! board is written out (the count only adds one per lane), and the diagonal masks keep less
+//! room (the count's boards span more rows). Folding both into one step would put the gaps'
+//! variable shifts and the board output into both hot loops.
+//!
+//! One piece of about 500 lines: the lanes, the walk that hands them their roots and the
+//! window that puts their boards back in order only work together.
+//!
 //! Only plain questions take this path (no fixed queens, every solution, one shard): what
 //! large downloads ask. The others, and each task's first subtree (the one a resume point
 //! falls in, or else its first, so that its boards go out as they are found), are searched
 //! by the scalar engine (`search.rs`), which decides which path a task takes.
 
-use super::count::Registers;
 use super::geometry::{MAX, Masks, full_mask};
-use super::search::Sink;
+use super::lane::{LANES, choose};
+use super::simd::Tier;
+use super::sink::Sink;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
-
-/// Lanes stepped together: two AVX-512 registers of 64-bit words.
-const LANES: usize = 16;
 
 /// Where column 0 sits in the diagonal masks. Backing up shifts a mask back, so it keeps
 /// every bit that may matter again: a lane's free rows span at most `MAX_FREE - 1` rows,
@@ -62,7 +70,7 @@ pub(super) fn subtree_depth(n: usize, depth: usize) -> Option<usize> {
 
 /// The lanes' state, one array element per lane.
 #[repr(C, align(64))]
-struct Lanes {
+struct BoardLanes {
     /// Rows the lane has placed below its subtree's root.
     at: [u64; LANES],
     cols: [u64; LANES],
@@ -78,7 +86,7 @@ struct Lanes {
     id: [u64; LANES],
 }
 
-impl Lanes {
+impl BoardLanes {
     /// Gives lane `i` the subtree `id` whose root row has the attack masks `m`.
     fn load(&mut self, i: usize, m: Masks, id: u64, full: u64) {
         self.at[i] = 0;
@@ -140,15 +148,7 @@ impl Lanes {
             let go_back = !forward & (at != 0);
             self.last[i] = bit | child << 32;
             hits |= u32::from(hit) << i;
-            let pick = |ahead: u64, behind: u64, here: u64| {
-                if descend {
-                    ahead
-                } else if go_back {
-                    behind
-                } else {
-                    here
-                }
-            };
+            let pick = |ahead, behind, here| choose(descend, go_back, ahead, behind, here);
             // AVX-512CD counts leading zeros per lane; AVX2 has no such instruction, and
             // a population count (a table lookup per nibble there) is cheaper than its
             // emulation: n = 16 in one thread, 2.1-2.6 M boards/s against 1.5-2.1.
@@ -301,19 +301,19 @@ pub(super) fn first_root(n: usize, prefix: &[u8], m: Masks, depth: usize) -> Opt
 
 /// Pushes into `sink`, in lexicographic order, every board below the roots at `depth` under
 /// `prefix` (whose masks are `m`; only roots after `after[..depth]` when given), at least two
-/// rows above the last, searched in lanes run in `registers` (the portable rounds for
-/// `None`). Returns `Break` when the sink stopped the search.
+/// rows above the last, searched in lanes run in tier `simd` (when the CPU has it; the
+/// portable rounds otherwise). Returns `Break` when the sink stopped the search.
 pub(super) fn enumerate_roots<S: Sink>(
     n: usize,
     prefix: &[u8],
     m: Masks,
     depth: usize,
     after: Option<&[u8]>,
-    registers: Option<Registers>,
+    simd: Tier,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let roots = Roots::new(n, prefix, m, depth, after);
-    enumerate_in_lanes(n, roots, registers, sink)
+    enumerate_in_lanes(n, roots, simd, sink)
 }
 
 /// [`enumerate_roots`] from the empty prefix, the walk for roots given at most `budget` nodes
@@ -322,20 +322,20 @@ pub(super) fn enumerate_roots<S: Sink>(
 pub(super) fn enumerate_roots_budget<S: Sink>(
     n: usize,
     depth: usize,
-    registers: Option<Registers>,
+    simd: Tier,
     budget: u32,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let mut roots = Roots::new(n, &[], Masks::EMPTY, depth, None);
     roots.budget = budget;
-    enumerate_in_lanes(n, roots, registers, sink)
+    enumerate_in_lanes(n, roots, simd, sink)
 }
 
-/// Runs the lanes over `roots` (of an `n`×`n` board) into `sink`, in `registers`.
+/// Runs the lanes over `roots` (of an `n`×`n` board) into `sink`, in tier `simd`.
 fn enumerate_in_lanes<S: Sink>(
     n: usize,
     roots: Roots,
-    registers: Option<Registers>,
+    simd: Tier,
     sink: &mut S,
 ) -> ControlFlow<()> {
     let depth = roots.depth;
@@ -344,7 +344,7 @@ fn enumerate_in_lanes<S: Sink>(
         n,
         depth,
         roots,
-        lanes: Box::new(Lanes {
+        lanes: Box::new(BoardLanes {
             at: [0; LANES],
             cols: [0; LANES],
             d1: [0; LANES],
@@ -361,38 +361,32 @@ fn enumerate_in_lanes<S: Sink>(
         exhausted: false,
         spare: Vec::new(),
     };
-    match registers {
+    match simd {
         #[cfg(target_arch = "x86_64")]
-        Some(Registers::Avx512) if Registers::Avx512.available() => {
-            // SAFETY: the CPU has every feature `run_avx512` is compiled for.
+        Tier::Avx512 if Tier::Avx512.available() => {
+            // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
             unsafe { run_avx512(&mut run, sink) }
         }
         #[cfg(target_arch = "x86_64")]
-        Some(_) if Registers::Avx2.available() => {
-            // SAFETY: the CPU has every feature `run_avx2` is compiled for.
+        Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
+            // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
             unsafe { run_avx2(&mut run, sink) }
         }
         _ => run.lanes_loop::<false, S>(sink),
     }
 }
 
-/// [`Run::lanes_loop`] compiled for AVX-512.
-///
-/// # Safety
-/// The CPU must have AVX-512F and AVX-512CD.
+/// [`Run::lanes_loop`] compiled for the AVX-512 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
-unsafe fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
     run.lanes_loop::<true, S>(sink)
 }
 
-/// [`Run::lanes_loop`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT.
+/// [`Run::lanes_loop`] compiled for the AVX2 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
+fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
     run.lanes_loop::<false, S>(sink)
 }
 
@@ -401,7 +395,7 @@ struct Run {
     n: usize,
     depth: usize,
     roots: Roots,
-    lanes: Box<Lanes>,
+    lanes: Box<BoardLanes>,
     /// Subtrees `head..next`, started and not yet handed to the sink.
     window: VecDeque<Subtree>,
     head: u64,
@@ -416,7 +410,7 @@ struct Run {
 
 impl Run {
     /// The lanes' loop, inlined into one copy per instruction set (`LZCNT` as in
-    /// [`Lanes::step`]).
+    /// [`BoardLanes::step`]).
     #[inline(always)]
     fn lanes_loop<const LZCNT: bool, S: Sink>(&mut self, sink: &mut S) -> ControlFlow<()> {
         let full = u64::from(full_mask(self.n as u32));

@@ -8,10 +8,16 @@
 //! - `geometry.rs`: the one base every engine uses: [`MAX_N`], [`Square`], the attack rule,
 //!   the eight [`Symmetry`] maps, the bitboard step from a row to the next.
 //! - `problem.rs`: a validated question ([`Problem`]) and why one is refused ([`QueryError`]).
+//! - `sink.rs`: where enumerated boards go ([`Sink`]).
+//! - `counts.rs`: what a count answers ([`Counts`]) and why it may fail ([`CountError`]).
 //! - `search.rs`: the enumeration in lexicographic order, with resume points, limits and
 //!   shards ([`enumerate`], [`enumerate_under`]); also the plain count of small boards.
 //! - `lockstep.rs`: the same enumeration for plain questions, subtrees searched in SIMD
 //!   lanes and handed over in order (chosen by `search.rs`).
+//! - `simd.rs`: the one SIMD tier (AVX-512, AVX2 or portable) the lanes and the join run
+//!   in, detected once, and why calling their target-feature code is sound
+//!   ([`simd_registers`]).
+//! - `lane.rs`: what the two lockstep lane engines (`lockstep.rs`, `count/lanes.rs`) share.
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
@@ -21,25 +27,35 @@
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
 //! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`
 //!   feature for integration tests and the fuzz target).
+//! - `oeis.rs` (tests only): the OEIS counts the unit tests check against.
 
 mod count;
+mod counts;
 mod geometry;
+mod lane;
 mod lockstep;
 pub mod pool;
 mod problem;
 mod search;
+mod simd;
+mod sink;
 mod symmetry;
 mod tasks;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod naive;
 #[cfg(test)]
+mod oeis;
+#[cfg(test)]
 mod tests;
 
-pub use count::{CountOptions, Progress, count, simd_registers};
+pub use count::{CountOptions, Progress, count};
+pub use counts::{CountError, Counts};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};
-pub use search::{CountError, Counts, Sink, enumerate, enumerate_under};
+pub use search::{enumerate, enumerate_under};
+pub use simd::simd_registers;
+pub use sink::Sink;
 pub use symmetry::class_size;
 pub use tasks::Tasks;

@@ -8,6 +8,7 @@
 //! again when there is room (`crate::stream`). What a slice does lives with its search
 //! (`count/`, `crate::stream`); nothing here knows about boards.
 
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -109,7 +110,7 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         // Jobs run outside the lock, so a poisoned lock only means a push or pop panicked
         // (out of memory): the queue itself is still whole.
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.queue)
     }
 }
 

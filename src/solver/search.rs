@@ -1,16 +1,23 @@
-//! The bitboard backtracking search: one engine for enumeration (boards pushed into a
-//! [`Sink`] in lexicographic order, with resume and limit) and a separate counting path.
+//! The bitboard backtracking search (`Backtrack`): one search for enumeration (boards pushed
+//! into a [`Sink`] in lexicographic order, with resume and limit) and a separate counting
+//! path. Not here: the lanes plain questions take (`lockstep.rs`), the sink and the counts'
+//! types (`sink.rs`, `counts.rs`).
 //!
 //! Rows are placed top to bottom and each row tries its columns in ascending order, so
 //! boards come out in lexicographic order of their column vectors. Shards are sets of the
 //! search tree's prefixes: the prefixes at a split depth, numbered in lexicographic order,
 //! go round-robin to the parts. The split depth depends only on the problem, never on
 //! `start_after` or `limit`, so a resumed or paged shard is the same shard.
+//!
+//! One piece of over 500 lines: the entry points, the visitors and the one recursive search
+//! they share (its split, resume bound and prefix walk) only make sense together.
 
-use super::count::{Registers, registers};
+use super::counts::{CountError, Counts};
 use super::geometry::{MAX, Masks, bits, full_mask};
 use super::lockstep;
 use super::problem::Problem;
+use super::simd::{Tier, tier};
+use super::sink::Sink;
 use super::symmetry::{class_size, corner_mask};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,62 +36,6 @@ const MAX_SPLIT_PREFIXES: u64 = 1 << 16;
 /// Node budget for choosing the split depth (a few milliseconds of search); past it the
 /// split keeps the depth it had, so a sparse, heavily constrained tree costs little.
 const SPLIT_NODE_BUDGET: u64 = 1 << 22;
-
-/// Receives the boards of an enumeration; either method can stop the search.
-pub trait Sink {
-    /// Takes one board (`columns[r]` is the column of row r's queen).
-    fn push(&mut self, columns: &[u8]) -> ControlFlow<()>;
-
-    /// Called every few thousand search nodes, whether or not boards were found, so a sink
-    /// can flush what it holds or notice its consumer has gone. `at` is the node about to be
-    /// searched, as the columns of its first rows: every board before its subtree has been
-    /// pushed or passed over, and none in it or after it yet.
-    fn poll(&mut self, at: &[u8]) -> ControlFlow<()> {
-        let _ = at;
-        ControlFlow::Continue(())
-    }
-}
-
-/// What the counting path found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Counts {
-    /// Solutions in the (part of the) search.
-    pub solutions: u64,
-    /// Symmetry classes among them; `None` when queens were fixed.
-    pub fundamental: Option<u64>,
-}
-
-impl Counts {
-    /// The counts of two disjoint parts together (`fundamental` only when both have it), or
-    /// `Overflow` when a sum does not fit in a `u64`.
-    pub fn checked_add(self, other: Counts) -> Result<Counts, CountError> {
-        let fundamental = match (self.fundamental, other.fundamental) {
-            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or(CountError::Overflow)?),
-            _ => None,
-        };
-        Ok(Counts {
-            solutions: self
-                .solutions
-                .checked_add(other.solutions)
-                .ok_or(CountError::Overflow)?,
-            fundamental,
-        })
-    }
-}
-
-/// Why a count ended without a result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CountError {
-    /// The cancel flag was raised.
-    #[error("the count was cancelled")]
-    Cancelled,
-    /// The total does not fit in a `u64`.
-    #[error("the number of solutions does not fit in 64 bits")]
-    Overflow,
-    /// A search thread panicked (a bug).
-    #[error("a search thread failed")]
-    Failed,
-}
 
 /// Pushes the boards of `problem` into `sink` in lexicographic order: only those after
 /// `start_after` (if given; `n` columns each below `n`), at most `limit` of them (if given).
@@ -109,7 +60,7 @@ pub fn enumerate<S: Sink>(
             sink: &mut limited,
             fundamental: problem.fundamental(),
         };
-        Engine::new(problem, problem.fundamental()).run(start_after, &mut visitor)
+        Backtrack::new(problem, problem.fundamental()).run(start_after, &mut visitor)
     };
     // Stopped by the limit: the enumeration is complete.
     if limited.remaining == 0 {
@@ -152,9 +103,9 @@ pub fn enumerate_under<S: Sink>(
 ) -> ControlFlow<()> {
     // The lanes where the CPU has SIMD registers for them; without, the scalar search is
     // faster than the portable rounds.
-    let path = match registers() {
-        Some(registers) => Path::Lanes(Some(registers)),
-        None => Path::Scalar,
+    let path = match tier() {
+        Tier::Portable => Path::Scalar,
+        simd => Path::Lanes(simd),
     };
     enumerate_under_by(problem, prefix, start_after, sink, path)
 }
@@ -162,15 +113,15 @@ pub fn enumerate_under<S: Sink>(
 /// Which search [`enumerate_under_by`] runs for plain questions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Path {
-    /// The scalar engine, for every question.
+    /// The scalar search, for every question.
     Scalar,
-    /// The lanes of `lockstep.rs` in these registers (the portable rounds for `None`).
-    Lanes(Option<Registers>),
+    /// The lanes of `lockstep.rs` in this tier (`Portable`: the portable rounds).
+    Lanes(Tier),
 }
 
 /// [`enumerate_under`] by `path`: plain questions (no fixed queens, every solution, one
 /// shard) take the lanes when it says so and the board leaves them rows; the subtree a resume
-/// point falls in, and every other question, take the scalar engine.
+/// point falls in, and every other question, take the scalar search.
 pub(super) fn enumerate_under_by<S: Sink>(
     problem: &Problem,
     prefix: &[u8],
@@ -189,18 +140,18 @@ pub(super) fn enumerate_under_by<S: Sink>(
     };
     let n = problem.n() as usize;
     let lanes = match path {
-        Path::Lanes(registers) if plain(problem) => {
-            lockstep::subtree_depth(n, d).map(|depth| (registers, depth))
+        Path::Lanes(simd) if plain(problem) => {
+            lockstep::subtree_depth(n, d).map(|depth| (simd, depth))
         }
         _ => None,
     };
-    let mut engine = Engine::new(problem, problem.fundamental());
-    let Some((registers, depth)) = lanes else {
+    let mut search = Backtrack::new(problem, problem.fundamental());
+    let Some((simd, depth)) = lanes else {
         let mut visitor = Emit {
             sink,
             fundamental: problem.fundamental(),
         };
-        return engine.under(0, Masks::EMPTY, prefix, bound, &mut visitor);
+        return search.under(0, Masks::EMPTY, prefix, bound, &mut visitor);
     };
     let Some(m) = prefix_masks(n, prefix) else {
         return ControlFlow::Continue(());
@@ -220,8 +171,8 @@ pub(super) fn enumerate_under_by<S: Sink>(
         sink: &mut *sink,
         fundamental: false,
     };
-    engine.under(0, Masks::EMPTY, &first, bound, &mut visitor)?;
-    lockstep::enumerate_roots(n, prefix, m, depth, Some(&first), registers, sink)
+    search.under(0, Masks::EMPTY, &first, bound, &mut visitor)?;
+    lockstep::enumerate_roots(n, prefix, m, depth, Some(&first), simd, sink)
 }
 
 /// Whether `problem` asks for every solution of the whole board: no fixed queens, not only
@@ -250,7 +201,7 @@ fn prefix_masks(n: usize, prefix: &[u8]) -> Option<Masks> {
 /// without producing boards. Polls `cancel` every few thousand nodes.
 pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountError> {
     let symmetric = problem.fixed().is_empty();
-    let mut engine = Engine::new(problem, symmetric);
+    let mut search = Backtrack::new(problem, symmetric);
     if symmetric {
         let mut visitor = Classes {
             cancel,
@@ -258,7 +209,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
             classes: 0,
             overflow: false,
         };
-        let flow = engine.run(None, &mut visitor);
+        let flow = search.run(None, &mut visitor);
         if visitor.overflow {
             return Err(CountError::Overflow);
         }
@@ -271,7 +222,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
         })
     } else {
         let mut total = 0u64;
-        match engine.count_plain(0, Masks::EMPTY, &mut total, cancel) {
+        match search.count_plain(0, Masks::EMPTY, &mut total, cancel) {
             ControlFlow::Continue(()) => Ok(Counts {
                 solutions: total,
                 fundamental: None,
@@ -281,7 +232,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
     }
 }
 
-/// What the engine does at a full board and at poll time.
+/// What the search does at a full board and at poll time.
 trait Visitor {
     /// A complete board.
     fn leaf(&mut self, columns: &[u8]) -> ControlFlow<()>;
@@ -346,7 +297,7 @@ fn cancelled(cancel: &AtomicBool) -> ControlFlow<()> {
 }
 
 /// The state of one search: per-row allowed columns, the partial board, the shard split.
-struct Engine {
+struct Backtrack {
     n: usize,
     full: u32,
     /// Allowed columns per row from the fixed queens, before symmetry pruning.
@@ -365,12 +316,12 @@ struct Engine {
     prefix: u64,
 }
 
-impl Engine {
-    fn new(problem: &Problem, symmetric: bool) -> Engine {
+impl Backtrack {
+    fn new(problem: &Problem, symmetric: bool) -> Backtrack {
         let n = problem.n() as usize;
         let mut base = [0u32; MAX];
         base[..n].copy_from_slice(&problem.allowed_rows());
-        let mut engine = Engine {
+        let mut search = Backtrack {
             n,
             full: full_mask(problem.n()),
             base,
@@ -385,10 +336,10 @@ impl Engine {
         };
         if symmetric {
             // Row 0 of a representative lies in the left half (its mirror would be smaller).
-            engine.allowed[0] &= engine.full >> (n / 2);
+            search.allowed[0] &= search.full >> (n / 2);
         }
-        engine.split = engine.choose_split();
-        engine
+        search.split = search.choose_split();
+        search
     }
 
     /// The shallowest depth with enough prefixes for the parts, within a node budget.
@@ -495,7 +446,7 @@ impl Engine {
         ControlFlow::Continue(())
     }
 
-    /// [`Engine::free`] below a node at `top` (not row 0, no split below it, two rows or
+    /// [`Backtrack::free`] below a node at `top` (not row 0, no split below it, two rows or
     /// more left), without recursion: an explicit stack of the columns each row has left,
     /// and the last two rows in one step (most nodes of the tree are last-row dead ends,
     /// each a mask to read here rather than a call to make). Same boards, same order, same

@@ -1,15 +1,17 @@
 //! The core against the naive oracle on every request feature, for small n, with
 //! random fixed sets, shards, resume points and limits (property tests: a failure prints
 //! the smallest case proptest finds).
+//!
+//! One file of over 500 lines: every test here checks the enumeration against the same
+//! oracle through the same helpers (`problem`, `boards`, `paths`, `by_tasks`).
 
 use super::naive;
+use super::oeis::{A000170, A002562};
 use super::search::count as plain_count;
 use super::*;
 use proptest::prelude::*;
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
-
-include!("../../tests/common/oeis.rs");
 
 /// Collects boards.
 #[derive(Default)]
@@ -387,11 +389,11 @@ fn invalid_questions_name_their_field() {
 /// Every path `enumerate_under_by` can take on this CPU: the scalar engine, the portable
 /// lane rounds, and the lanes in each register set the CPU has.
 fn paths() -> Vec<search::Path> {
-    use count::Registers;
-    let mut paths = vec![search::Path::Scalar, search::Path::Lanes(None)];
-    for registers in [Registers::Avx2, Registers::Avx512] {
-        if registers.available() {
-            paths.push(search::Path::Lanes(Some(registers)));
+    use simd::Tier;
+    let mut paths = vec![search::Path::Scalar, search::Path::Lanes(Tier::Portable)];
+    for simd in [Tier::Avx2, Tier::Avx512] {
+        if simd.available() {
+            paths.push(search::Path::Lanes(simd));
         }
     }
     paths
@@ -552,8 +554,13 @@ fn lanes_polled_while_walking_for_roots_resume_without_loss_or_repeat() {
         for budget in [1, 2, 7] {
             for stop_at in (1..=60).chain([100, 200, 400]) {
                 let mut sink = Stopper::new(usize::MAX, stop_at);
-                let flow =
-                    lockstep::enumerate_roots_budget(n as usize, depth, None, budget, &mut sink);
+                let flow = lockstep::enumerate_roots_budget(
+                    n as usize,
+                    depth,
+                    simd::Tier::Portable,
+                    budget,
+                    &mut sink,
+                );
                 let mut got = sink.boards.clone();
                 if let Some(at) = &sink.at {
                     assert!(flow.is_break());

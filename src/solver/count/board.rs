@@ -6,7 +6,7 @@
 //! next free row). Which queens to place, symmetry, shards and threads live in `mod.rs` and
 //! `constellation.rs`, not here.
 
-use crate::solver::CountError;
+use crate::solver::counts::CountError;
 use crate::solver::geometry::{MAX, Masks, Square, Symmetry, bits, blocked, full_mask};
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -6,14 +6,23 @@
 //! round, without branching: it places its next queen, or backs up one row. Backing up needs
 //! no stack of masks: the diagonal masks are wide enough that shifting them back restores
 //! them, and each lane keeps only the columns it placed, 5 bits per row, in one word. A lane
-//! whose board is done takes the next board. Which boards to count and what their counts
-//! weigh lives in `mod.rs`; the scalar search for the rest lives in `board.rs`.
+//! whose board is done takes the next board. Which boards to count lives in `mod.rs`, what
+//! their counts weigh in `subproblem.rs`, the engines that feed the lanes in `engine.rs`; the
+//! scalar search for the rest lives in `board.rs`.
+//!
+//! Why this is not the enumeration's lane engine (`lockstep.rs`), though both keep the same
+//! structure-of-arrays state and share `crate::solver::lane`: a board here has fixed queens
+//! between its free rows, so each lane carries its gaps and its own last row, and only the
+//! number of completions comes out; the rounds are also written out in AVX-512 instructions
+//! (the `avx512` module), which keeps the state in registers between rounds.
+//!
+//! One piece of over 500 lines: the boards a lane takes (`Start`, `Split`), the lanes'
+//! rounds and their AVX-512 copy share one state layout and only make sense together.
 
-use crate::solver::CountError;
+use crate::solver::counts::CountError;
 use crate::solver::geometry::{Square, attack, peaceful};
-
-/// Lanes stepped together: two AVX-512 registers of 64-bit words.
-const LANES: usize = 16;
+use crate::solver::lane::{LANES, choose};
+use crate::solver::simd::Tier;
 
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
@@ -180,7 +189,7 @@ impl Start {
 /// AVX-512 rounds load and store each array's halves as whole lines wherever the set lives
 /// (on the heap, kept between slices).
 #[repr(C, align(64))]
-struct Lanes {
+struct CountLanes {
     /// Four times the index of the free row each lane fills next.
     at: [u64; LANES],
     cols: [u64; LANES],
@@ -198,7 +207,7 @@ struct Lanes {
     job: [usize; LANES],
 }
 
-impl Lanes {
+impl CountLanes {
     /// Gives lane `i` the board `start` (job number `job`).
     fn load(&mut self, i: usize, start: &Start, job: usize, full: u64) {
         self.at[i] = 0;
@@ -251,15 +260,7 @@ impl Lanes {
             let bavail = !(bc | (b1 | b2) >> OFFSET) & full & (back << 1).wrapping_neg();
             let go_back = !forward && at != 0;
             self.found[i] += u64::from(hit);
-            let pick = |ahead: u64, behind: u64, here: u64| {
-                if descend {
-                    ahead
-                } else if go_back {
-                    behind
-                } else {
-                    here
-                }
-            };
+            let pick = |ahead, behind, here| choose(descend, go_back, ahead, behind, here);
             self.at[i] = pick(at + 4, at.wrapping_sub(4), at);
             self.cols[i] = pick(fc, bc, cols);
             self.d1[i] = pick(f1, b1, d1);
@@ -287,77 +288,6 @@ pub(super) trait Feed {
     fn done(&mut self, tag: usize, completions: u64) -> Result<(), CountError>;
 }
 
-/// SIMD registers the lanes run in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::solver) enum Registers {
-    /// Two 512-bit registers per field, rounds written out in [`avx512`].
-    Avx512,
-    /// The portable rounds, vectorized by the compiler for AVX2.
-    Avx2,
-}
-
-impl Registers {
-    /// The instruction set's usual name.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Registers::Avx512 => "AVX-512",
-            Registers::Avx2 => "AVX2",
-        }
-    }
-
-    /// Whether this CPU has every feature code compiled for these registers uses.
-    pub(in crate::solver) fn available(self) -> bool {
-        match self {
-            Registers::Avx512 => has_avx512(),
-            Registers::Avx2 => has_avx2(),
-        }
-    }
-}
-
-/// The SIMD registers this CPU runs the lanes in; `None` on a CPU with neither AVX-512 nor
-/// AVX2, where callers should search alone: the portable rounds are slower than the scalar
-/// search there (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of the
-/// baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512
-/// registers).
-pub(in crate::solver) fn registers() -> Option<Registers> {
-    if has_avx512() {
-        Some(Registers::Avx512)
-    } else if has_avx2() {
-        Some(Registers::Avx2)
-    } else {
-        None
-    }
-}
-
-/// Whether this CPU has every feature [`count_avx512`] is compiled for.
-#[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512cd")
-}
-
-/// Whether this CPU has every feature `count_avx2` is compiled for.
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-        && std::arch::is_x86_feature_detected!("popcnt")
-}
-
-/// No SIMD lanes off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx512() -> bool {
-    false
-}
-
-/// No SIMD lanes off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx2() -> bool {
-    false
-}
-
 /// How a call of [`LaneSet::run`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Outcome {
@@ -370,7 +300,7 @@ pub(super) enum Outcome {
 /// One set of lockstep lanes with the boards they are counting, kept between calls of
 /// [`LaneSet::run`] so that a count can give its thread to other work and come back.
 pub(super) struct LaneSet {
-    lanes: Lanes,
+    lanes: CountLanes,
     /// The columns of the board, as a mask.
     full: u64,
     /// Lanes holding a board.
@@ -383,7 +313,7 @@ impl LaneSet {
     /// Idle lanes for `n`×`n` boards.
     pub(super) fn new(n: u32) -> LaneSet {
         LaneSet {
-            lanes: Lanes {
+            lanes: CountLanes {
                 at: [0; LANES],
                 cols: [0; LANES],
                 d1: [0; LANES],
@@ -403,23 +333,23 @@ impl LaneSet {
 
     /// Counts the completions of the boards `feed` gives, reporting each to `feed` as it
     /// finishes (in no particular order), until there are no more (`Done`) or `pause` says
-    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in `registers` when
-    /// the CPU has them (the portable rounds otherwise, and for `None`).
+    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in tier `simd` when
+    /// the CPU has it (the portable rounds otherwise, and for `Portable`).
     pub(super) fn run(
         &mut self,
-        registers: Option<Registers>,
+        simd: Tier,
         feed: &mut impl Feed,
         pause: &impl Fn() -> bool,
     ) -> Result<Outcome, CountError> {
-        match registers {
+        match simd {
             #[cfg(target_arch = "x86_64")]
-            Some(Registers::Avx512) if has_avx512() => {
-                // SAFETY: `has_avx512` detected every feature `count_avx512` is compiled for.
+            Tier::Avx512 if Tier::Avx512.available() => {
+                // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
                 unsafe { count_avx512(self, feed, pause) }
             }
             #[cfg(target_arch = "x86_64")]
-            Some(_) if has_avx2() => {
-                // SAFETY: `has_avx2` detected every feature `count_avx2` is compiled for.
+            Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
+                // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
                 unsafe { count_avx2(self, feed, pause) }
             }
             _ => count_lanes::<false>(self, feed, pause),
@@ -427,13 +357,10 @@ impl LaneSet {
     }
 }
 
-/// [`count_lanes`] with the rounds in AVX-512 registers.
-///
-/// # Safety
-/// The CPU must have AVX-512F and AVX-512CD (see [`has_avx512`]).
+/// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
-unsafe fn count_avx512(
+fn count_avx512(
     set: &mut LaneSet,
     feed: &mut impl Feed,
     pause: &impl Fn() -> bool,
@@ -441,13 +368,10 @@ unsafe fn count_avx512(
     count_lanes::<true>(set, feed, pause)
 }
 
-/// [`count_lanes`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2, BMI1, BMI2, LZCNT and POPCNT (see [`has_avx2`]).
+/// [`count_lanes`] compiled for the AVX2 tier.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn count_avx2(
+fn count_avx2(
     set: &mut LaneSet,
     feed: &mut impl Feed,
     pause: &impl Fn() -> bool,
@@ -480,8 +404,8 @@ fn count_lanes<const AVX512: bool>(
     while set.busy > 0 {
         if AVX512 {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `AVX512` copies are compiled only into `count_avx512`, which runs only
-            // where the CPU has the features.
+            // SAFETY: `AVX512` copies are inlined only into `count_avx512`, which runs only
+            // once `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
             unsafe {
                 avx512::burst(lanes, full)
             };
@@ -510,11 +434,11 @@ fn count_lanes<const AVX512: bool>(
     Ok(Outcome::Done)
 }
 
-/// [`Lanes::step`] written out in AVX-512 instructions: the compiler keeps the lanes' state
+/// [`CountLanes::step`] written out in AVX-512 instructions: the compiler keeps the lanes' state
 /// in memory between rounds when it vectorizes the portable loop, this keeps it in registers.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{BURST, LANES, Lanes, OFFSET};
+    use super::{BURST, CountLanes, LANES, OFFSET};
     use std::arch::x86_64::*;
 
     /// Eight lanes' state in registers.
@@ -531,11 +455,8 @@ mod avx512 {
     }
 
     /// Runs [`BURST`] rounds of every lane.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F and AVX-512CD.
     #[target_feature(enable = "avx512f,avx512cd")]
-    pub(super) unsafe fn burst(lanes: &mut Lanes, full: u64) {
+    pub(super) fn burst(lanes: &mut CountLanes, full: u64) {
         const _: () = assert!(LANES == 16);
         let full = _mm512_set1_epi64(full as i64);
         let mut a = load(lanes, 0);
@@ -549,7 +470,7 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f")]
-    fn load(l: &Lanes, at: usize) -> Group {
+    fn load(l: &CountLanes, at: usize) -> Group {
         let get = |a: &[u64; LANES]| {
             // SAFETY: `at + 8 <= LANES`, so the 64 bytes read lie in `a`.
             unsafe { _mm512_loadu_si512(a[at..at + 8].as_ptr().cast()) }
@@ -568,7 +489,7 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f")]
-    fn store(l: &mut Lanes, at: usize, g: &Group) {
+    fn store(l: &mut CountLanes, at: usize, g: &Group) {
         let put = |a: &mut [u64; LANES], v: __m512i| {
             // SAFETY: `at + 8 <= LANES`, so the 64 bytes written lie in `a`.
             unsafe { _mm512_storeu_si512(a[at..at + 8].as_mut_ptr().cast(), v) }
@@ -582,7 +503,7 @@ mod avx512 {
         put(&mut l.found, g.found);
     }
 
-    /// One round of eight lanes, as [`Lanes::step`].
+    /// One round of eight lanes, as [`CountLanes::step`].
     #[inline]
     #[target_feature(enable = "avx512f,avx512cd")]
     fn step(g: &mut Group, full: __m512i) {

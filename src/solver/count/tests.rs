@@ -1,21 +1,25 @@
 //! The fast counter against OEIS, the plain search and the naive oracle: every thread count,
 //! shard splits, fixed queens, cancellation, overflow.
+//!
+//! One file of over 500 lines: every test here checks the count through the same helpers
+//! (`counted`, `fast`, `plain`, the lanes' `ListFeed`) against the same references.
 
 use super::board::Board;
 use super::constellation::{self, symmetries_of};
-use super::lanes::{self, LaneSet, Registers};
-use super::{CountOptions, Partial, count};
+use super::lanes::{self, LaneSet};
+use super::subproblem::Partial;
+use super::{CountOptions, count};
 use crate::solver::geometry::{Symmetry, peaceful};
 use crate::solver::naive;
+use crate::solver::oeis::{A000170, A002562};
 use crate::solver::pool::{Pool, wait};
 use crate::solver::search::count as plain_count;
+use crate::solver::simd::{Tier, tier};
 use crate::solver::{CountError, Counts, Problem, Shard, Square};
 use proptest::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-include!("../../../tests/common/oeis.rs");
 
 fn never() -> AtomicBool {
     AtomicBool::new(false)
@@ -538,9 +542,9 @@ impl lanes::Feed for ListFeed {
     }
 }
 
-/// Counts `boards` (queen sets) in lanes in `registers` (`None`: the portable rounds), and
-/// checks each against the scalar search of its board.
-fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], registers: Option<Registers>) {
+/// Counts `boards` (queen sets) in lanes in tier `simd`, and checks each against the scalar
+/// search of its board.
+fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], simd: Tier) {
     let mut feed = ListFeed {
         starts: Vec::new(),
         next: 0,
@@ -553,7 +557,7 @@ fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], registers: Option<R
         owner.resize(feed.starts.len(), i);
     }
     feed.got = vec![None; feed.starts.len()];
-    let outcome = LaneSet::new(n).run(registers, &mut feed, &|| false);
+    let outcome = LaneSet::new(n).run(simd, &mut feed, &|| false);
     assert_eq!(outcome, Ok(lanes::Outcome::Done));
     let mut got = vec![0; boards.len()];
     for (i, found) in feed.got.iter().enumerate() {
@@ -569,7 +573,7 @@ fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], registers: Option<R
 
 /// Every tier the lanes run in: the CPU's best, AVX2 (where the CPU has it) and the
 /// portable rounds.
-const TIERS: [fn() -> Option<Registers>; 3] = [lanes::registers, || Some(Registers::Avx2), || None];
+const TIERS: [fn() -> Tier; 3] = [tier, || Tier::Avx2, || Tier::Portable];
 
 /// The lanes count every constellation of n = 6..12 like the scalar search of its board,
 /// in every tier, with lanes refilled as boards finish.
@@ -606,7 +610,7 @@ fn paused_lanes_resume_where_they_were() {
     feed.got = vec![None; feed.starts.len()];
     let mut set = LaneSet::new(n);
     let mut pauses = 0;
-    while set.run(lanes::registers(), &mut feed, &|| true) == Ok(lanes::Outcome::Paused) {
+    while set.run(tier(), &mut feed, &|| true) == Ok(lanes::Outcome::Paused) {
         pauses += 1;
     }
     assert!(pauses > 10, "only {pauses} pauses");
@@ -615,7 +619,7 @@ fn paused_lanes_resume_where_they_were() {
         next: 0,
         got: vec![None; feed.starts.len()],
     };
-    let outcome = LaneSet::new(n).run(lanes::registers(), &mut fresh, &|| false);
+    let outcome = LaneSet::new(n).run(tier(), &mut fresh, &|| false);
     assert_eq!(outcome, Ok(lanes::Outcome::Done));
     assert_eq!(feed.got, fresh.got);
 }
@@ -640,8 +644,8 @@ fn lanes_split_boards_with_many_free_rows() {
     }
     // 15 free rows: two rows split; 16 free rows: three.
     let deeper = vec![vec![square(0, 3)], vec![square(9, 0)]];
-    assert_lanes_match_boards(16, &deeper, lanes::registers());
-    assert_lanes_match_boards(17, &deeper[1..], lanes::registers());
+    assert_lanes_match_boards(16, &deeper, tier());
+    assert_lanes_match_boards(17, &deeper[1..], tier());
     // Queens that attack each other are not split (the scalar search counts 0 for them).
     assert!(lanes::Split::new(8, &[square(0, 0), square(2, 2)]).is_none());
 }

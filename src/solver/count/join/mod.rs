@@ -1,0 +1,135 @@
+//! Count's path for whole plain boards from n = 16 on (with AVX-512): solutions counted by
+//! joining half boards instead of searching whole ones. The top half's placements are listed
+//! per set of columns, and the solutions are the pairs of a top half and a bottom half (the
+//! mirror image of another top half) on complementary columns whose diagonals do not meet.
+//!
+//! Every placement of the top `m = n / 2` rows is summed up by what the rows below can see of
+//! it: the diagonals it attacks on the row under it (odd n: on the middle row, whose queen is
+//! part of the key). A pair of halves fits exactly when those masks, one half's against the
+//! other's mirrored, have no bit in common, so a key's count is the number of disjoint pairs
+//! of two lists of 64-bit words. The lists are split recursively, each block on the bit that
+//! most pairs of a small sample share (pairs that share a bit are never compared; the longer
+//! block is split, the shorter one goes on whole), and the small blocks left are compared
+//! pair by pair, eight pairs per instruction in AVX-512 registers. Keys that the board's up-down and
+//! left-right mirrors map onto each other are counted once, weighted; the two transposes are
+//! taken out by weighing each pair by the balance between the board's four triangles
+//! (`sieve.rs`), which spares about 40% of the comparisons. Symmetry classes come at the end
+//! from fixed points: the solutions a half or a quarter turn maps to themselves are counted by
+//! a small search of their own (`fixed.rs`).
+//!
+//! Memory stays small: a half's words are built per key from two shared tables (placements
+//! of the half's first rows and of its last rows, by columns), into lists each thread keeps
+//! from key to key.
+//!
+//! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
+//! The keys and tables live in `tables.rs`, the pair counting and its SIMD kernels in
+//! `sieve.rs`, the layout of a half's word in `word.rs`, the turn-fixed search in
+//! `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
+//! `count/mod.rs` keeps shards and fixed queens on the border constellations: a shard of keys
+//! has no classes of its own), the backtracking searches (`count/board.rs`,
+//! `count/lanes.rs`).
+
+mod fixed;
+mod sieve;
+mod tables;
+mod word;
+
+#[cfg(test)]
+mod tests;
+
+use self::fixed::turn_fixed_from;
+use self::tables::{Join, Key};
+use super::subproblem::{Partial, Subproblem};
+use crate::solver::counts::CountError;
+use crate::solver::geometry::Square;
+use crate::solver::simd::{Tier, tier};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Count takes this path for whole plain boards from this size on, where it counts faster
+/// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
+/// n = 16 0.19 s against 0.42 s, n = 17 2.0 s against 2.4 s, n = 18 4.4 s against 19.6 s).
+const FROM: u32 = 16;
+
+/// The largest size the join takes: the words would hold n = 23 (two fields of n bits under
+/// the balances' bytes), but the tables grow about fourfold per size (`queens count N
+/// --local`'s peak RSS: n = 21 111 MiB, n = 22 422 MiB), so n = 23 would pass 1 GiB
+/// (extrapolated, not measured).
+pub(super) const MAX: u32 = 22;
+
+/// Whether Count takes the join path for a whole plain board of size `n` on this CPU: only
+/// with AVX-512 (the join's AVX2 and portable tiers are tested but were not measured against
+/// the constellations' lanes on such CPUs).
+pub(super) fn covers(n: u32) -> bool {
+    (FROM..=MAX).contains(&n) && tier() == Tier::Avx512
+}
+
+/// Count's subproblems for a whole plain board of size `n`: the turn-fixed solutions, one
+/// per column of the first row's queen, then one per key; `Cancelled` if `cancel` is raised
+/// while the tables are built.
+pub(super) fn parts(n: u32, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
+    let join = Arc::new(Join::new(n, cancel)?);
+    let tier = tier();
+    let keys = join.keys();
+    let mut parts = Vec::with_capacity(keys.len() + n as usize);
+    parts.extend((0..n).map(|first| Part(Kind::Turns(first))));
+    parts.extend(
+        keys.into_iter()
+            .map(|key| Part(Kind::Key(join.clone(), key, tier))),
+    );
+    Ok(parts)
+}
+
+/// A subproblem of Count's join path (what it holds stays inside the join).
+pub(super) struct Part(Kind);
+
+/// What a [`Part`] counts.
+enum Kind {
+    /// The solutions that a half turn or a quarter turn maps to themselves, with the first
+    /// row's queen on this column, as fixed points for the classes (half + 2 × quarter).
+    Turns(u32),
+    /// One key's solutions: its weighted pairs times the key's weight, the pair tests in
+    /// this CPU's tier.
+    Key(Arc<Join>, Key, Tier),
+}
+
+impl Subproblem for Part {
+    fn queens(&self) -> &[Square] {
+        &[]
+    }
+
+    /// Never called: the parts are not laned.
+    fn weigh(&self, _: u64) -> Result<Partial, CountError> {
+        Err(CountError::Failed)
+    }
+
+    fn laned(&self) -> bool {
+        false
+    }
+
+    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        match &self.0 {
+            &Kind::Turns(first) => {
+                let (half, quarter) = turn_fixed_from(n, first, cancel)?;
+                let points = quarter
+                    .checked_mul(2)
+                    .and_then(|q| q.checked_add(half))
+                    .ok_or(CountError::Overflow)?;
+                Ok(Partial {
+                    solutions: 0,
+                    classes: points,
+                })
+            }
+            Kind::Key(join, key, tier) => Ok(Partial {
+                solutions: join
+                    .pairs(key, *tier)
+                    .checked_mul(key.weight)
+                    .ok_or(CountError::Overflow)?,
+                classes: 0,
+            }),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The join's pair counting: a key's two lists of half words, split recursively on the bit
+//! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair and
+//! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
+//! partitions and pair tests, GFNI bit sampling, AVX2 pair tests). The words come from
+//! `tables.rs`, their layout from `word.rs`.
+
+use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use crate::solver::simd::{Tier, has_avx512_gfni};
+
+/// Two blocks of `x` and `y` words are compared pair by pair instead of split when
+/// `x * y < SPLIT * (x + y)`: a split passes over both blocks to spare a share of their
+/// pairs, which pays only while the pairs outnumber the words by enough (n = 22, three
+/// shards of 1/16,000 of the keys, one thread: 96 to 256 cost the same within noise, 64
+/// and below more).
+const SPLIT: usize = 128;
+
+/// Words of each block whose bits choose its split (a spread sample).
+pub(super) const SAMPLE: usize = 32;
+
+/// The bit to split two blocks on: the one that most pairs of a spread sample of each
+/// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal.
+fn densest(xs: &[u64], ys: &[u64], fast: bool) -> Option<u64> {
+    let (a, b) = (density(xs, fast), density(ys, fast));
+    let product = |bit: usize| u32::from(a[bit]) * u32::from(b[bit]);
+    let best = (0..BALANCE_SHIFT as usize).max_by_key(|&bit| product(bit))?;
+    (product(best) > 0).then_some(1u64 << best)
+}
+
+/// Per bit below the balances, how many words of a spread sample of `words` (at most
+/// [`SAMPLE`]) have it; `fast`: with GFNI and AVX-512 byte instructions.
+pub(super) fn density(words: &[u64], fast: bool) -> [u8; 64] {
+    let step = (words.len() / SAMPLE).max(1);
+    let mut sample = [0u64; SAMPLE];
+    for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)) {
+        *slot = word & ((1u64 << BALANCE_SHIFT) - 1);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if fast {
+        // SAFETY: `fast` is only set once `has_avx512_gfni` confirmed these features
+        // (`Sieve::new`, see `simd.rs`).
+        return unsafe { density_gfni(&sample) };
+    }
+    let _ = fast;
+    let mut counts = [0u8; 64];
+    for mut word in sample {
+        while word != 0 {
+            counts[word.trailing_zeros() as usize] += 1;
+            word &= word - 1;
+        }
+    }
+    counts
+}
+
+/// [`density`]'s counts eight words at a time: the register's bytes transposed so that a
+/// quadword holds one byte of each word, each 8 x 8 bit block transposed (GFNI), so that a
+/// byte holds one bit of each word, and the bytes' bits counted.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni")]
+fn density_gfni(sample: &[u64; SAMPLE]) -> [u8; 64] {
+    use std::arch::x86_64::*;
+    // Byte 8j + w of the result is byte j of word w.
+    let order: [u8; 64] = std::array::from_fn(|p| ((p % 8) * 8 + p / 8) as u8);
+    // SAFETY: 64 bytes read from a 64-byte array.
+    let order = unsafe { _mm512_loadu_si512(order.as_ptr().cast()) };
+    // Byte k is 1 << k: the affine map then reads bit k of each byte of the quadword.
+    let unit = _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64);
+    let mut counts = _mm512_setzero_si512();
+    for eight in sample.chunks_exact(8) {
+        // SAFETY: eight words read from a chunk of eight.
+        let words = unsafe { _mm512_loadu_si512(eight.as_ptr().cast()) };
+        let bytes = _mm512_permutexvar_epi8(order, words);
+        let bits = _mm512_gf2p8affine_epi64_epi8::<0>(unit, bytes);
+        counts = _mm512_add_epi8(counts, _mm512_popcnt_epi8(bits));
+    }
+    let mut out = [0u8; 64];
+    // SAFETY: 64 bytes written to a 64-byte array.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), counts) };
+    out
+}
+
+/// Counts the fitting pairs of a key's two lists, each pair weighted by the transposes: a
+/// solution whose balance (the sum of its squares' [`Join::balance`], which the transposes
+/// negate and the mirrors keep) is positive counts twice, zero once, negative not at all.
+/// Each transpose maps the solutions with a positive balance onto those with a negative one,
+/// so the weights add up to the number of solutions, and pairs that cannot fit on balance
+/// alone are never compared (n = 18, a quarter of the keys: 14.4e9 pair tests instead of
+/// 23.3e9 with the splits of then).
+pub(super) struct Sieve {
+    /// The middle queen's balance (0 on even boards).
+    middle: i32,
+    tier: Tier,
+    /// Whether the split bits are chosen with GFNI and AVX-512 byte instructions (whenever
+    /// the CPU has them, whatever the tier of the pair tests).
+    fast: bool,
+    /// Per depth, room for a split's three blocks: the longer block's words with its bit and
+    /// those without, the shorter block's words without it (kept from key to key).
+    levels: Vec<[Vec<u64>; 3]>,
+}
+
+impl Sieve {
+    /// A sieve for a key whose middle queen has balance `middle`, its tests in `tier`.
+    pub(super) fn new(middle: i32, tier: Tier) -> Sieve {
+        Sieve {
+            middle,
+            tier,
+            fast: has_avx512_gfni(),
+            levels: Vec::new(),
+        }
+    }
+
+    /// The sieve, its room kept, for a key whose middle queen has balance `middle`, its tests
+    /// in `tier`.
+    pub(super) fn reset(&mut self, middle: i32, tier: Tier) {
+        self.middle = middle;
+        self.tier = tier;
+    }
+
+    /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on a bit
+    /// both often have (pairs that both have it cannot fit), until the blocks are small.
+    pub(super) fn count(&mut self, xs: &[u64], ys: &[u64], depth: usize) -> u64 {
+        if xs.is_empty() || ys.is_empty() {
+            return 0;
+        }
+        if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
+            return self.weighted(xs, ys);
+        }
+        let Some(bit) = densest(xs, ys, self.fast) else {
+            return self.weighted(xs, ys);
+        };
+        if self.levels.len() <= depth {
+            self.levels.resize_with(depth + 1, Default::default);
+        }
+        // This depth's blocks, taken out while the deeper ones use theirs.
+        let [mut with, mut without, mut rest] = std::mem::take(&mut self.levels[depth]);
+        rest.clear();
+        // The longer list is split, and the shorter one is what goes on whole to one side:
+        // pairs with the bit on one side meet the other's words without it, and the words
+        // without it meet all of the other list.
+        let counted = if xs.len() >= ys.len() {
+            partition(xs, bit, Some(&mut with), &mut without, self.tier);
+            partition(ys, bit, None, &mut rest, self.tier);
+            self.count(&with, &rest, depth + 1) + self.count(&without, ys, depth + 1)
+        } else {
+            partition(ys, bit, Some(&mut with), &mut without, self.tier);
+            partition(xs, bit, None, &mut rest, self.tier);
+            self.count(&rest, &with, depth + 1) + self.count(xs, &without, depth + 1)
+        };
+        self.levels[depth] = [with, without, rest];
+        counted
+    }
+
+    /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
+    /// bottoms that make the sum zero count once and those that make it positive twice.
+    fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
+        let top = |x: u64| ((x >> BALANCE_SHIFT) & 0xff) as i32;
+        let bottom = |y: u64| (y >> (BALANCE_SHIFT + 8)) as i32;
+        let mut total = 0;
+        let mut rest = xs;
+        while let Some(&first) = rest.first() {
+            let field = top(first);
+            let run = rest.partition_point(|&x| top(x) == field);
+            // Sum of balances: field + bottom(y) - 2 * BAND_BIAS * 2 + middle.
+            let zero = 4 * BAND_BIAS - self.middle - field;
+            let even = ys.partition_point(|&y| bottom(y) < zero);
+            let positive = ys.partition_point(|&y| bottom(y) <= zero);
+            let (block, ys_even, ys_positive) =
+                (&rest[..run], &ys[even..positive], &ys[positive..]);
+            total += leaf(block, ys_even, self.tier) + 2 * leaf(block, ys_positive, self.tier);
+            rest = &rest[run..];
+        }
+        total
+    }
+}
+
+/// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
+/// those that have it, both in order, in one pass.
+fn partition(
+    words: &[u64],
+    bit: u64,
+    mut with: Option<&mut Vec<u64>>,
+    without: &mut Vec<u64>,
+    tier: Tier,
+) {
+    without.clear();
+    if let Some(with) = with.as_deref_mut() {
+        with.clear();
+    }
+    match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
+        // has the AVX-512 tier's features (see `simd.rs`).
+        Tier::Avx512 => unsafe { partition_avx512(words, bit, with, without) },
+        _ => {
+            without.extend(words.iter().filter(|&&w| w & bit == 0));
+            if let Some(with) = with {
+                with.extend(words.iter().filter(|&&w| w & bit != 0));
+            }
+        }
+    }
+}
+
+/// [`partition`]'s pass eight words at a time, each register compressed in place and stored
+/// whole (a compressing store to memory is slow on some CPUs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn partition_avx512(
+    words: &[u64],
+    bit: u64,
+    mut with: Option<&mut Vec<u64>>,
+    without: &mut Vec<u64>,
+) {
+    use std::arch::x86_64::*;
+    // Eight slots more: whole registers are stored.
+    let room = |list: &mut Vec<u64>| {
+        list.reserve(words.len() + 8);
+        list.as_mut_ptr()
+    };
+    let b = room(without);
+    let a = with.as_deref_mut().map(room);
+    let bits = _mm512_set1_epi64(bit as i64);
+    let (mut na, mut nb) = (0, 0);
+    for at in (0..words.len()).step_by(8) {
+        let count = (words.len() - at).min(8);
+        let live = ((1u16 << count) - 1) as u8;
+        // SAFETY: the masked load reads the `count` words left from `at`; each store writes
+        // eight slots from `na` or `nb`, both at most `at`, within the capacity reserved.
+        unsafe {
+            let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
+            let has = _mm512_test_epi64_mask(v, bits);
+            let lacks = live & !has;
+            _mm512_storeu_si512(b.add(nb).cast(), _mm512_maskz_compress_epi64(lacks, v));
+            nb += lacks.count_ones() as usize;
+            if let Some(a) = a {
+                _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
+                na += has.count_ones() as usize;
+            }
+        }
+    }
+    // SAFETY: the first `na` and `nb` slots were written above.
+    unsafe {
+        without.set_len(nb);
+        if let Some(with) = with {
+            with.set_len(na);
+        }
+    }
+}
+
+/// Disjoint pairs of two small blocks, compared one by one.
+pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
+    match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
+        // has the AVX-512 tier's features (see `simd.rs`).
+        Tier::Avx512 => unsafe { leaf_avx512(xs, ys) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
+        Tier::Avx2 => unsafe { leaf_avx2(xs, ys) },
+        _ => leaf_portable(xs, ys),
+    }
+}
+
+/// The pair tests in plain Rust.
+#[inline(always)]
+fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
+    let mut total = 0;
+    for &x in xs {
+        total += ys.iter().map(|&y| u64::from(x & y == 0)).sum::<u64>();
+    }
+    total
+}
+
+/// The portable pair tests, compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
+    leaf_portable(xs, ys)
+}
+
+/// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`, then
+/// the last words of `xs` one at a time; the last words of `ys` in a masked load.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
+    use std::arch::x86_64::*;
+    let whole = ys.len() / 8 * 8;
+    let last = (1u8 << (ys.len() - whole)) - 1;
+    let one = _mm512_set1_epi64(1);
+    // SAFETY: `at + 8 <= whole <= ys.len()` at every call, so the 64 bytes read lie in `ys`.
+    let load = |at: usize| unsafe { _mm512_loadu_si512(ys.as_ptr().add(at).cast()) };
+    // SAFETY: the masked load reads only the `ys.len() - whole` words left after `whole`.
+    let rest = unsafe { _mm512_maskz_loadu_epi64(last, ys.as_ptr().add(whole).cast()) };
+    let mut acc = [_mm512_setzero_si512(); 4];
+    let mut groups = xs.chunks_exact(4);
+    for group in &mut groups {
+        let x: [__m512i; 4] = std::array::from_fn(|k| _mm512_set1_epi64(group[k] as i64));
+        for at in (0..whole).step_by(8) {
+            let y = load(at);
+            for k in 0..4 {
+                let fits = _mm512_testn_epi64_mask(x[k], y);
+                acc[k] = _mm512_mask_add_epi64(acc[k], fits, acc[k], one);
+            }
+        }
+        for k in 0..4 {
+            let fits = _mm512_mask_testn_epi64_mask(last, x[k], rest);
+            acc[k] = _mm512_mask_add_epi64(acc[k], fits, acc[k], one);
+        }
+    }
+    for &x in groups.remainder() {
+        let x = _mm512_set1_epi64(x as i64);
+        for at in (0..whole).step_by(8) {
+            let fits = _mm512_testn_epi64_mask(x, load(at));
+            acc[0] = _mm512_mask_add_epi64(acc[0], fits, acc[0], one);
+        }
+        let fits = _mm512_mask_testn_epi64_mask(last, x, rest);
+        acc[0] = _mm512_mask_add_epi64(acc[0], fits, acc[0], one);
+    }
+    let sum = _mm512_add_epi64(
+        _mm512_add_epi64(acc[0], acc[1]),
+        _mm512_add_epi64(acc[2], acc[3]),
+    );
+    _mm512_reduce_add_epi64(sum) as u64
+}

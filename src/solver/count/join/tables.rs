@@ -1,0 +1,407 @@
+//! The join's tables and keys: the placements of each half's two bands of rows by the
+//! columns they take ([`Join`]), the keys (one per orbit of the two mirrors, [`Key`]), and
+//! the building of a key's half words from them (with its AVX-512 kernel). The pair counting
+//! lives in `sieve.rs`, the word layout in `word.rs`.
+
+use super::sieve::Sieve;
+use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use crate::solver::counts::CountError;
+use crate::solver::simd::Tier;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One key: the top half's columns, the middle queen's column on odd boards, and how many
+/// keys the mirrors map onto this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Key {
+    /// Columns of the top half's queens.
+    top: u32,
+    /// Columns of the bottom half's queens.
+    bottom: u32,
+    /// The middle row's queen (odd n).
+    middle: Option<u32>,
+    /// Keys this one stands for (1, 2 or 4).
+    pub(super) weight: u64,
+}
+
+/// Placements of a band of rows that take the same columns, as two parallel lists: what
+/// the other band of the half must not meet, and what the band adds to the half's word.
+#[derive(Debug, Default)]
+struct Band {
+    /// Per placement: the word tested against the other band's.
+    test: Vec<u64>,
+    /// Per placement: its share of the half's word (the halves' words are ORs of shares).
+    share: Vec<u64>,
+}
+
+/// A partial placement of a band's rows, for [`Join::place`].
+#[derive(Clone, Copy)]
+struct Placed {
+    /// Rows placed.
+    row: u32,
+    cols: u32,
+    /// Diagonals attacked on the next row.
+    ld: u64,
+    rd: u64,
+    /// Diagonals traced back to the band's first row.
+    seen: u64,
+    /// Sum of the placed squares' balances.
+    balance: i32,
+}
+
+/// The tables one board size shares between its keys.
+pub(super) struct Join {
+    n: u32,
+    /// Rows in each half.
+    m: u32,
+    /// Rows in the half's first band (the head); the rest of its rows are the tail.
+    head: u32,
+    /// All columns.
+    full: u32,
+    /// Placements of the head's rows, by the columns they take.
+    heads: HashMap<u32, Band>,
+    /// Placements of the tail's rows (alone, as if the head were empty), by columns.
+    tails: HashMap<u32, Band>,
+}
+
+impl Join {
+    /// The tables for size `n` (n = 22: 3.4 s); `Cancelled` if `cancel` is raised meanwhile.
+    pub(super) fn new(n: u32, cancel: &AtomicBool) -> Result<Join, CountError> {
+        let m = n / 2;
+        let head = m / 2;
+        let full = (1u32 << n) - 1;
+        let mut join = Join {
+            n,
+            m,
+            head,
+            full,
+            heads: HashMap::new(),
+            tails: HashMap::new(),
+        };
+        let mut heads = HashMap::new();
+        join.place(0, head, cancel, &mut |cols, ld, rd, _, balance| {
+            let share = join.share(ld << (m - head), rd >> (m - head), balance);
+            heads
+                .entry(cols)
+                .or_insert_with(Band::default)
+                .push(join.head_test(ld, rd), share);
+        });
+        let mut tails = HashMap::new();
+        join.place(
+            head,
+            m - head,
+            cancel,
+            &mut |cols, ld, rd, seen, balance| {
+                tails
+                    .entry(cols)
+                    .or_insert_with(Band::default)
+                    .push(seen, join.share(ld, rd, balance));
+            },
+        );
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        join.heads = heads;
+        join.tails = tails;
+        Ok(join)
+    }
+
+    /// The head's test word: the diagonals it attacks on the tail's first row.
+    fn head_test(&self, ld: u64, rd: u64) -> u64 {
+        let full = u64::from(self.full);
+        (ld & full) | ((rd & full) << self.n)
+    }
+
+    /// A band's share of the half's word, from the diagonals it attacks on the row under
+    /// the half (on odd boards the middle row), and its balance in the top byte's field (see
+    /// [`combine`]). On even boards the field of the right-going diagonals is taken one row
+    /// up, which makes a top half's word and a mirrored top half's comparable as they are.
+    fn share(&self, ld: u64, rd: u64, balance: i32) -> u64 {
+        let full = u64::from(self.full);
+        let ld = if self.n.is_multiple_of(2) {
+            (ld & full) >> 1
+        } else {
+            ld & full
+        };
+        let field = (balance + BAND_BIAS) as u64;
+        ld | ((rd & full) << self.n) | (field << BALANCE_SHIFT)
+    }
+
+    /// +1 for a square strictly between the two long diagonals above or below the centre,
+    /// -1 for one left or right of the centre, 0 on a long diagonal. Mirrors keep it; the
+    /// transposes negate it.
+    fn balance(&self, row: u32, column: u32) -> i32 {
+        let (r, c, last) = (row as i32, column as i32, self.n as i32 - 1);
+        let (main, anti) = (r - c, r + c - last);
+        if main == 0 || anti == 0 {
+            0
+        } else if (main < 0) == (anti < 0) {
+            1
+        } else {
+            -1
+        }
+    }
+
+    /// Calls `found` with every placement of the `rows` rows from board row `first` on, as
+    /// if no row above held a queen: its columns, the diagonals it attacks on the row under
+    /// it, the word of what the rows above would have to avoid (its queens' diagonals traced
+    /// back to row `first`), and its balance (the sum of [`Join::balance`]). Stops early, with
+    /// placements left out, once `cancel` is raised.
+    fn place(
+        &self,
+        first: u32,
+        rows: u32,
+        cancel: &AtomicBool,
+        found: &mut impl FnMut(u32, u64, u64, u64, i32),
+    ) {
+        let start = Placed {
+            row: 0,
+            cols: 0,
+            ld: 0,
+            rd: 0,
+            seen: 0,
+            balance: 0,
+        };
+        self.place_from(first, rows, start, cancel, found);
+    }
+
+    /// [`Join::place`] from a partial placement.
+    fn place_from(
+        &self,
+        first: u32,
+        rows: u32,
+        at: Placed,
+        cancel: &AtomicBool,
+        found: &mut impl FnMut(u32, u64, u64, u64, i32),
+    ) {
+        let Placed {
+            row,
+            cols,
+            ld,
+            rd,
+            seen,
+            balance,
+        } = at;
+        if row == rows {
+            found(cols, ld, rd, seen, balance);
+            return;
+        }
+        // Polled on the first two rows: a few hundred times per table.
+        if row <= 1 && cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let full = u64::from(self.full);
+        let mut free = self.full & !cols & !(ld as u32) & !(rd as u32);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            let b = u64::from(bit);
+            // Traced back `row` rows to the band's first row: up-left and up-right.
+            let up_left = (b >> row) & full;
+            let up_right = (b << row) & full;
+            let next = Placed {
+                row: row + 1,
+                cols: cols | bit,
+                ld: ((ld | b) << 1) & full,
+                rd: (rd | b) >> 1,
+                seen: seen | up_left | (up_right << self.n),
+                balance: balance + self.balance(first + row, bit.trailing_zeros()),
+            };
+            self.place_from(first, rows, next, cancel, found);
+        }
+    }
+
+    /// The keys, one per orbit of the two mirrors, in a fixed order.
+    pub(super) fn keys(&self) -> Vec<Key> {
+        let (n, m, full) = (self.n, self.m, self.full);
+        let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
+        let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
+            vec![None]
+        } else {
+            (0..n).map(Some).collect()
+        };
+        let mut keys = Vec::new();
+        for middle in middles {
+            let taken = middle.map_or(0, |q| 1 << q);
+            for top in 0..=full {
+                if top.count_ones() != m || top & taken != 0 {
+                    continue;
+                }
+                let bottom = full & !top & !taken;
+                let flipped = middle.map(|q| n - 1 - q);
+                let images = [
+                    (middle, top),
+                    (middle, bottom),
+                    (flipped, mirror(top)),
+                    (flipped, mirror(bottom)),
+                ];
+                if images.iter().any(|&image| image < (middle, top)) {
+                    continue;
+                }
+                let same = images
+                    .iter()
+                    .filter(|&&image| image == (middle, top))
+                    .count();
+                keys.push(Key {
+                    top,
+                    bottom,
+                    middle,
+                    weight: (4 / same) as u64,
+                });
+            }
+        }
+        keys
+    }
+
+    /// The fitting pairs of halves of `key`.
+    pub(super) fn pairs(&self, key: &Key, tier: Tier) -> u64 {
+        thread_local! {
+            /// Each thread's lists and sieve, kept from key to key (no allocation per key).
+            static WORK: std::cell::RefCell<(Vec<u64>, Vec<u64>, Sieve)> =
+                std::cell::RefCell::new((Vec::new(), Vec::new(), Sieve::new(0, Tier::Portable)));
+        }
+        WORK.with_borrow_mut(|(tops, bottoms, sieve)| {
+            self.halves(key.top, key.middle, tier, tops);
+            self.halves(key.bottom, key.middle, tier, bottoms);
+            if tops.is_empty() || bottoms.is_empty() {
+                return 0;
+            }
+            let n = self.n;
+            let low = (1u64 << n) - 1;
+            let fields = (1u64 << (2 * n)) - 1;
+            for y in bottoms.iter_mut() {
+                let balance = *y >> BALANCE_SHIFT;
+                let diagonals = *y & fields;
+                *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
+            }
+            // Both lists in order of balance; the splits keep that order.
+            tops.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+            bottoms.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+            sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
+            sieve.count(tops, bottoms, 0)
+        })
+    }
+
+    /// Fills `out` with the top halves on exactly `columns` (and at peace with the middle
+    /// queen), as the word the rows below see: attacked diagonals on the next row, one field
+    /// per direction.
+    fn halves(&self, columns: u32, middle: Option<u32>, tier: Tier, out: &mut Vec<u64>) {
+        out.clear();
+        // A half attacks the middle queen when its word has her column in either field.
+        let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
+        let mut first = columns;
+        loop {
+            if first.count_ones() == self.head
+                && let Some(head) = self.heads.get(&first)
+                && let Some(tail) = self.tails.get(&(columns & !first))
+            {
+                for (&test, &share) in head.test.iter().zip(&head.share) {
+                    if share & spare == 0 {
+                        extend(out, [test, share, spare], tail, tier);
+                    }
+                }
+            }
+            if first == 0 {
+                break;
+            }
+            first = (first - 1) & columns;
+        }
+    }
+}
+
+/// Appends to `out` the halves made of one head (its test word and its share, and the
+/// middle queen's bits, which no tail may have) and every tail of `tail` that fits it.
+fn extend(out: &mut Vec<u64>, head: [u64; 3], tail: &Band, tier: Tier) {
+    let len = tail.test.len();
+    out.reserve(len);
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..len];
+    let added = match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
+        // has the AVX-512 tier's features (see `simd.rs`).
+        Tier::Avx512 => unsafe { extend_avx512(free, head, tail) },
+        _ => extend_portable(free, head, tail),
+    };
+    // SAFETY: the first `added` slots after `start` were written just now.
+    unsafe { out.set_len(start + added) };
+}
+
+/// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
+fn extend_portable(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    [test, share, spare]: [u64; 3],
+    tail: &Band,
+) -> usize {
+    let mut added = 0;
+    for (&seen, &rest) in tail.test.iter().zip(&tail.share) {
+        free[added].write(combine(share, rest));
+        added += usize::from(test & seen == 0 && rest & spare == 0);
+    }
+    added
+}
+
+/// A half's word from its two bands' shares: the diagonal fields ORed, the balances added.
+#[inline(always)]
+fn combine(head: u64, tail: u64) -> u64 {
+    let low = (1u64 << BALANCE_SHIFT) - 1;
+    // The diagonal fields are under 2^42 each, so their sum carries nothing into the field.
+    ((head | tail) & low) | (head.wrapping_add(tail) & !low)
+}
+
+/// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn extend_avx512(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    [test, share, spare]: [u64; 3],
+    tail: &Band,
+) -> usize {
+    use std::arch::x86_64::*;
+    let len = tail.test.len();
+    let whole = len / 8 * 8;
+    let (t, h, p) = (
+        _mm512_set1_epi64(test as i64),
+        _mm512_set1_epi64(share as i64),
+        _mm512_set1_epi64(spare as i64),
+    );
+    let low = _mm512_set1_epi64(((1u64 << BALANCE_SHIFT) - 1) as i64);
+    let mut added = 0;
+    for at in (0..whole).step_by(8) {
+        // SAFETY: `at + 8 <= len` for both lists; unaligned loads.
+        let (seen, rest) = unsafe {
+            (
+                _mm512_loadu_si512(tail.test.as_ptr().add(at).cast()),
+                _mm512_loadu_si512(tail.share.as_ptr().add(at).cast()),
+            )
+        };
+        let fits = _mm512_testn_epi64_mask(t, seen) & _mm512_testn_epi64_mask(p, rest);
+        // SAFETY: at most eight words go to `free[added..]`, and `added <= at`, so they
+        // stay within its `len` slots.
+        unsafe {
+            _mm512_mask_compressstoreu_epi64(
+                free.as_mut_ptr().add(added).cast(),
+                fits,
+                _mm512_or_si512(
+                    _mm512_and_si512(_mm512_or_si512(h, rest), low),
+                    _mm512_andnot_si512(low, _mm512_add_epi64(h, rest)),
+                ),
+            )
+        };
+        added += fits.count_ones() as usize;
+    }
+    for at in whole..len {
+        let (seen, rest) = (tail.test[at], tail.share[at]);
+        free[added].write(combine(share, rest));
+        added += usize::from(test & seen == 0 && rest & spare == 0);
+    }
+    added
+}
+
+impl Band {
+    /// Adds one placement.
+    fn push(&mut self, test: u64, share: u64) {
+        self.test.push(test);
+        self.share.push(share);
+    }
+}

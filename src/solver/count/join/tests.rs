@@ -1,0 +1,214 @@
+//! The join against OEIS, the naive oracle and the definitions: every tier this CPU has,
+//! shards, keys, the sieve's sampling and weights, cancellation.
+
+use super::fixed::turn_fixed_from;
+use super::sieve::{SAMPLE, Sieve, density, leaf};
+use super::tables::Join;
+use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use super::{MAX, parts};
+use crate::solver::Shard;
+use crate::solver::counts::CountError;
+use crate::solver::oeis::{A000170, A002562};
+use crate::solver::simd::{Tier, has_avx512_gfni, tier};
+use std::sync::atomic::AtomicBool;
+
+/// The join's solutions for `n` (4 ≤ n ≤ 22), or for one shard of its keys, on the calling
+/// thread with the pair tests in `tier` (the tests' way in; Count runs the keys as its
+/// subproblems).
+fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
+    assert!((4..=MAX).contains(&n), "the join counter covers n = 4..=22");
+    let join = Join::new(n, &AtomicBool::new(false))?;
+    let parts = shard.parts() as usize;
+    let mut total = 0u64;
+    for key in join
+        .keys()
+        .into_iter()
+        .skip(shard.index as usize)
+        .step_by(parts)
+    {
+        let pairs = join.pairs(&key, tier);
+        let weighted = pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?;
+        total = total.checked_add(weighted).ok_or(CountError::Overflow)?;
+    }
+    Ok(total)
+}
+
+/// The solutions a half turn maps to themselves and those a quarter turn does (the sums of
+/// [`turn_fixed_from`] over the first row's columns).
+fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
+    let (mut half, mut quarter) = (0, 0);
+    for first in 0..n {
+        let (h, q) = turn_fixed_from(n, first, cancel)?;
+        half += h;
+        quarter += q;
+    }
+    Ok((half, quarter))
+}
+
+/// Every tier this CPU can run.
+fn tiers() -> Vec<Tier> {
+    match tier() {
+        Tier::Avx512 => vec![Tier::Portable, Tier::Avx2, Tier::Avx512],
+        Tier::Avx2 => vec![Tier::Portable, Tier::Avx2],
+        Tier::Portable => vec![Tier::Portable],
+    }
+}
+
+#[test]
+fn join_counts_a000170_on_every_tier() {
+    for tier in tiers() {
+        for n in 4..=13u32 {
+            let got = total_in(n, Shard::WHOLE, tier).unwrap();
+            assert_eq!(got, A000170[n as usize - 1], "n = {n}, {tier:?}");
+        }
+    }
+}
+
+#[test]
+fn join_counts_14_and_15_and_its_shards_add_up() {
+    for n in [14u32, 15] {
+        let best = tier();
+        let whole = total_in(n, Shard::WHOLE, best).unwrap();
+        assert_eq!(whole, A000170[n as usize - 1], "n = {n}");
+        let parts: u64 = (0..7)
+            .map(|index| total_in(n, Shard { index, count: 7 }, best).unwrap())
+            .sum();
+        assert_eq!(parts, whole, "n = {n}: 7 shards");
+    }
+}
+
+#[test]
+fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
+    // n = 1 is left out: its one board is also its own mirror image.
+    for n in 2..=14u32 {
+        let (half, quarter) = turn_fixed(n, &AtomicBool::new(false)).unwrap();
+        if n <= 10 {
+            let turned = |board: &[u8], quarter: bool| {
+                let last = n as u8 - 1;
+                (0..n as usize).all(|r| {
+                    let c = board[r];
+                    if quarter {
+                        // (r, c) -> (c, last - r)
+                        board[c as usize] == last - r as u8
+                    } else {
+                        board[last as usize - r] == last - c
+                    }
+                })
+            };
+            let all = crate::solver::naive::solutions(n as usize);
+            let expect_half = all.iter().filter(|b| turned(b, false)).count() as u64;
+            let expect_quarter = all.iter().filter(|b| turned(b, true)).count() as u64;
+            assert_eq!((half, quarter), (expect_half, expect_quarter), "n = {n}");
+        }
+        let sum = A000170[n as usize - 1] + half + 2 * quarter;
+        assert_eq!(sum % 8, 0, "n = {n}");
+        assert_eq!(sum / 8, A002562[n as usize - 1], "n = {n}");
+    }
+}
+
+#[test]
+fn a_raised_flag_stops_the_tables() {
+    let raised = AtomicBool::new(true);
+    assert!(matches!(parts(16, &raised), Err(CountError::Cancelled)));
+    assert!(parts(16, &AtomicBool::new(false)).is_ok());
+}
+
+#[test]
+fn join_keys_cover_every_column_split_once() {
+    // Weighted, the keys stand for every (middle, top columns) pair exactly once.
+    for n in 4..=11u32 {
+        let join = Join::new(n, &AtomicBool::new(false)).unwrap();
+        let m = n / 2;
+        let total: u64 = join.keys().iter().map(|k| k.weight).sum();
+        let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));
+        let expected = if n.is_multiple_of(2) {
+            choose(u64::from(n), u64::from(m))
+        } else {
+            u64::from(n) * choose(u64::from(n) - 1, u64::from(m))
+        };
+        assert_eq!(total, expected, "n = {n}");
+    }
+}
+
+#[test]
+fn the_sampled_bit_counts_match_with_and_without_gfni() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let fast = has_avx512_gfni();
+    for len in [1usize, 7, 31, 32, 33, 100, 1000] {
+        let words: Vec<u64> = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            })
+            .collect();
+        let step = (len / SAMPLE).max(1);
+        let mut expected = [0u8; 64];
+        for &word in words.iter().step_by(step).take(SAMPLE) {
+            for (bit, count) in expected.iter_mut().enumerate().take(BALANCE_SHIFT as usize) {
+                *count += u8::from(word >> bit & 1 == 1);
+            }
+        }
+        assert_eq!(density(&words, false), expected, "{len} words");
+        if fast {
+            assert_eq!(density(&words, true), expected, "{len} words, GFNI");
+        }
+    }
+}
+
+#[test]
+fn the_blocks_count_disjoint_pairs_like_the_definition() {
+    // Random words with random balances, every tier, the weighted sieve against the
+    // definition.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
+    let mut word = |shift: u32| {
+        let bits = next();
+        let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+        (bits & (bits >> 3) & (bits >> 6) & 0xff_ffff_ffff) | (balance << shift)
+    };
+    let mut xs: Vec<u64> = (0..517).map(|_| word(BALANCE_SHIFT)).collect();
+    let mut ys: Vec<u64> = (0..389).map(|_| word(BALANCE_SHIFT + 8)).collect();
+    let disjoint = xs
+        .iter()
+        .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
+        .sum::<u64>();
+    assert!(disjoint > 0);
+    for tier in tiers() {
+        assert_eq!(leaf(&xs, &ys, tier), disjoint, "{tier:?}");
+    }
+    xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+    ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+    for middle in [-1, 0, 1] {
+        let weight = |x: u64, y: u64| {
+            let sum = ((x >> BALANCE_SHIFT) & 0xff) as i32 + (y >> (BALANCE_SHIFT + 8)) as i32
+                - 4 * BAND_BIAS
+                + middle;
+            u64::from(sum >= 0) + u64::from(sum > 0)
+        };
+        let expected = xs
+            .iter()
+            .map(|&x| {
+                ys.iter()
+                    .filter(|&&y| x & y == 0)
+                    .map(|&y| weight(x, y))
+                    .sum::<u64>()
+            })
+            .sum::<u64>();
+        assert!(expected > 0);
+        for tier in tiers() {
+            assert_eq!(
+                Sieve::new(middle, tier).count(&xs, &ys, 0),
+                expected,
+                "{tier:?}, {middle}"
+            );
+        }
+    }
+}

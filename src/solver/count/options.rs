@@ -1,0 +1,73 @@
+//! What a count is told ([`CountOptions`]) and what it tells while it runs ([`Progress`],
+//! and how its classes are found, `Classes`). Not here: the entry point (`mod.rs`) and the
+//! engines (`engine.rs`).
+
+use super::subproblem::Partial;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// How one count runs.
+#[derive(Clone, Debug)]
+pub struct CountOptions {
+    /// Most pool threads the count keeps busy at once (its engines); at least one.
+    pub threads: usize,
+    /// Whether subproblems go through the SIMD lanes where the CPU has them; off, every
+    /// board is searched alone, as on a CPU without AVX2 (the answers are the same).
+    pub lanes: bool,
+    /// Live totals, for progress reports.
+    pub progress: Arc<Progress>,
+    /// Raised to stop the count: it then ends with `Cancelled` within a slice.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Default for CountOptions {
+    fn default() -> CountOptions {
+        CountOptions {
+            threads: 1,
+            lanes: true,
+            progress: Arc::default(),
+            cancel: Arc::default(),
+        }
+    }
+}
+
+/// Live totals of a running count, for progress reports; each finished subproblem adds to
+/// them, so readers see monotone partial sums (display only: the result is the one `done`
+/// gets).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Subproblems of the count, set when it starts.
+    pub total: AtomicU64,
+    /// Subproblems finished.
+    pub done: AtomicU64,
+    /// Solutions of the finished subproblems.
+    pub solutions: AtomicU64,
+    /// Symmetry classes of the finished subproblems.
+    pub classes: AtomicU64,
+}
+
+impl Progress {
+    /// Records one finished subproblem, and passes its counts on; its classes only when they
+    /// are classes (`Classes::Summed`).
+    pub(super) fn add(&self, part: Partial, classes: Classes) -> Partial {
+        self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
+        if classes == Classes::Summed {
+            self.classes.fetch_add(part.classes, Ordering::Relaxed);
+        }
+        self.done.fetch_add(1, Ordering::Relaxed);
+        part
+    }
+}
+
+/// How a count finds its symmetry classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Classes {
+    /// Not asked (fixed queens).
+    None,
+    /// Each subproblem's classes, summed as they come (border constellations).
+    Summed,
+    /// At the end, from fixed points: (solutions + half-turn-fixed + 2 × quarter-turn-fixed)
+    /// / 8, the fixed points being the subproblems' classes (the join path); progress reports
+    /// none until then.
+    FixedPoints,
+}
