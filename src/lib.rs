@@ -14,22 +14,28 @@
 //!   bounded shutdown; the listener's connection limits and clocks, TLS (and client
 //!   certificates), bearer tokens, the bound on requests in flight.
 //! - [`config`]: every server knob and its default, with the reason for each value.
-//! - [`client`]: the client side shared by the CLI and the tests: connecting, and the
-//!   commands' output (boards, counts, progress bars).
-//! - [`fanout`]: one count or enumeration spread over several servers by shards, with an
-//!   explicit retry queue and resumable per-shard files.
+//! - [`client`]: the client side's bottom: connecting (address or URL, TLS, bearer token,
+//!   a refused connection said plainly), the flags' files read into credentials, and an
+//!   Enumerate response's packed records. Shared by the fan-out, the CLI and the tests.
+//! - [`fanout`]: one count or enumeration spread over several servers by shards: the retry
+//!   queue, the count task, the resumable enumeration into per-shard files.
 //! - [`batch`]: a shard counted in process as a JSON line (its index from an orchestrator's
-//!   environment), and the checked sum of such lines.
+//!   environment: a Kubernetes Indexed Job or a Slurm array), and the checked sum of such
+//!   lines.
+//! - [`cli`]: the commands of the binary: their flags, the serve flags made into a
+//!   [`config::Config`], what the client commands print (boards, counts, progress bars,
+//!   fan-out statistics), and the one error type with its exit codes.
 //! - [`render`]: how a board is written as text.
 //! - [`sync`]: the poison-tolerant lock every layer uses.
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
-//! The binary (`src/main.rs`) only declares the commands and calls these;
+//! The binary (`src/main.rs`) only declares the commands and dispatches them to [`cli`];
 //! `src/bin/queens-load.rs` is a load driver.
 
 #![warn(missing_docs)]
 
 pub mod batch;
+pub mod cli;
 pub mod client;
 pub mod config;
 pub mod fanout;

@@ -162,21 +162,45 @@ fn serve_stops_on_sigterm_with_exit_zero() {
     assert!(status.success(), "{status:?}");
 }
 
-/// Spreading flags without what they spread over are refused, not silently ignored.
+/// Spreading flags without what they spread over are refused, not silently ignored: usage
+/// errors (exit code 2) that name the flag missing.
 #[test]
 fn shards_without_endpoints_or_out_are_refused() {
     let (code, _, err) = queens_cli(&["count", "8", "--shards", "4"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--shards K") && err.contains("--shard I/K"),
+        err.contains("--shards <K>") && err.contains("<--endpoints <URL,URL,...>|--local>"),
         "{err}"
     );
     let (code, _, err) = queens_cli(&["enumerate", "8", "--shards", "4"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("--out DIR"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out <DIR>"), "{err}");
     let (code, _, err) = queens_cli(&["enumerate", "8", "--endpoints", "http://127.0.0.1:1"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("--out DIR"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out <DIR>"), "{err}");
+}
+
+/// With no server at the address, the client says so as the Python and Node clients do,
+/// in one line, and exits 1.
+#[test]
+fn no_server_there_is_said_plainly() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    for command in ["count", "enumerate"] {
+        let (code, out, err) = queens_cli(&[command, "8", "--addr", &url]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(out, "");
+        assert_eq!(
+            err,
+            format!(
+                "error: cannot connect to {url}: connection refused (is the server running?)\n"
+            )
+        );
+    }
 }
 
 #[test]

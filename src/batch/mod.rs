@@ -1,0 +1,21 @@
+//! Batch runs on an orchestrator: a shard counted in process (no server) as one JSON line,
+//! and the sum of such lines after checking that every shard is there exactly once.
+//!
+//! `queens count N --local --json` runs once per task of a batch system, which names the
+//! task's shard (`orchestrator.rs`: a Kubernetes Indexed Job's or a Slurm job array's
+//! variables); `count.rs` counts it; `sum.rs` adds the lines up. Fan-out over running
+//! servers lives in `crate::fanout`; printing and flags in `crate::cli`. Nothing here uses
+//! the service, stream or server modules: a question is validated by the solver itself.
+
+mod count;
+mod orchestrator;
+mod sum;
+#[cfg(test)]
+mod tests;
+
+pub use self::count::{LocalCountError, ShardCount, ShardId, count_local};
+pub use self::orchestrator::{
+    INDEX_VARIABLE, SLURM_TASK_COUNT, SLURM_TASK_ID, SLURM_TASK_MAX, SLURM_TASK_MIN,
+    SLURM_TASK_STEP, TaskShardError, shard_from, shard_of_task,
+};
+pub use self::sum::{SumError, Total, sum};

@@ -1,0 +1,211 @@
+//! The batch side's tests: orchestrators' variables to shards, local shard counts summed
+//! to the whole, sums that name missing and repeated shards.
+
+use super::*;
+use crate::solver::Shard;
+
+fn line(index: u32, count: u32, solutions: u64) -> String {
+    serde_json::to_string(&ShardCount {
+        n: 8,
+        shard: ShardId { index, count },
+        solutions,
+        fundamental: Some(1),
+        seconds: 0.0,
+    })
+    .unwrap()
+}
+
+/// The shard `shard_from` picks with only these variables set.
+fn shard_with(
+    shard: Option<Shard>,
+    shards: Option<u32>,
+    variables: &[(&str, &str)],
+) -> Result<Shard, TaskShardError> {
+    shard_from(shard, shards, |name| {
+        variables
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    })
+}
+
+/// A Slurm array task's variables: task `id` of `--array=min-max` (`count` tasks).
+fn slurm(
+    id: &'static str,
+    count: &'static str,
+    min: &'static str,
+    max: &'static str,
+) -> Vec<(&'static str, &'static str)> {
+    vec![
+        (SLURM_TASK_ID, id),
+        (SLURM_TASK_COUNT, count),
+        (SLURM_TASK_MIN, min),
+        (SLURM_TASK_MAX, max),
+        (SLURM_TASK_STEP, "1"),
+    ]
+}
+
+fn shard(index: u32, count: u32) -> Shard {
+    Shard { index, count }
+}
+
+#[test]
+fn kubernetes_index_with_shards() {
+    let k = [(INDEX_VARIABLE, "3")];
+    assert_eq!(shard_with(None, Some(8), &k).unwrap(), shard(3, 8));
+    // Without --shards an Indexed Job's index alone means nothing, as before.
+    assert_eq!(shard_with(None, None, &k).unwrap(), Shard::WHOLE);
+    assert_eq!(shard_with(None, None, &[]).unwrap(), Shard::WHOLE);
+    let err = shard_with(None, Some(8), &[]).unwrap_err().to_string();
+    assert!(
+        err.contains("JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID"),
+        "{err}"
+    );
+    let err = shard_with(None, Some(8), &[(INDEX_VARIABLE, "x")])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, r#"$JOB_COMPLETION_INDEX is "x", not a number"#);
+    let err = shard_with(None, Some(8), &[(INDEX_VARIABLE, "8")])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "$JOB_COMPLETION_INDEX is 8, but there are 8 shards (0 to 7)"
+    );
+}
+
+#[test]
+fn slurm_array_gives_index_and_count() {
+    // sbatch --array=0-15: task 5 counts shard 5 of 16, with or without --shards 16.
+    let array = slurm("5", "16", "0", "15");
+    assert_eq!(shard_with(None, None, &array).unwrap(), shard(5, 16));
+    assert_eq!(shard_with(None, Some(16), &array).unwrap(), shard(5, 16));
+    // --shard wins over everything.
+    assert_eq!(
+        shard_with(Some(shard(1, 2)), None, &array).unwrap(),
+        shard(1, 2)
+    );
+    // Whitespace around a number is fine; one task is the whole search.
+    let one = slurm(" 0 ", "1", "0", "0");
+    assert_eq!(shard_with(None, None, &one).unwrap(), shard(0, 1));
+    // No STEP variable (older Slurm) is no problem when the ids are 0..K-1.
+    let mut no_step = array.clone();
+    no_step.retain(|(n, _)| *n != SLURM_TASK_STEP);
+    assert_eq!(shard_with(None, None, &no_step).unwrap(), shard(5, 16));
+}
+
+#[test]
+fn slurm_and_kubernetes_must_agree() {
+    let mut both = slurm("5", "16", "0", "15");
+    both.push((INDEX_VARIABLE, "5"));
+    assert_eq!(shard_with(None, None, &both).unwrap(), shard(5, 16));
+    both.pop();
+    both.push((INDEX_VARIABLE, "6"));
+    let err = shard_with(None, None, &both).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TaskShardError::Conflict {
+                kubernetes: 6,
+                slurm: 5
+            }
+        ),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(
+        err.starts_with("$JOB_COMPLETION_INDEX is 6 but $SLURM_ARRAY_TASK_ID is 5"),
+        "{err}"
+    );
+    // --shard settles it.
+    assert_eq!(
+        shard_with(Some(shard(2, 4)), None, &both).unwrap(),
+        shard(2, 4)
+    );
+}
+
+#[test]
+fn slurm_arrays_that_are_not_0_to_k_minus_1_are_refused() {
+    let refused = |variables: &[(&str, &str)], variable: &str, value: &str| {
+        let err = shard_with(None, None, variables).unwrap_err();
+        match &err {
+            TaskShardError::NotShards {
+                variable: v,
+                value: x,
+            } => {
+                assert_eq!((*v, x.as_str()), (variable, value), "{err}")
+            }
+            _ => panic!("{err:?}"),
+        }
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("${variable} is {value}, ")),
+            "{text}"
+        );
+        assert!(text.contains("--shards K"), "{text}");
+    };
+    // --array=1-16: ids from 1.
+    refused(&slurm("1", "16", "1", "16"), SLURM_TASK_MIN, "1");
+    // --array=0-30:2: a step.
+    let mut stepped = slurm("2", "16", "0", "30");
+    stepped.retain(|(n, _)| *n != SLURM_TASK_STEP);
+    stepped.push((SLURM_TASK_STEP, "2"));
+    refused(&stepped, SLURM_TASK_STEP, "2");
+    // --array=0,1,5: a gap (Slurm says step 1).
+    refused(&slurm("5", "3", "0", "5"), SLURM_TASK_MAX, "5");
+    // The variables that show the shape are missing.
+    let mut bare = slurm("5", "16", "0", "15");
+    bare.retain(|(n, _)| *n == SLURM_TASK_ID || *n == SLURM_TASK_COUNT);
+    refused(&bare, SLURM_TASK_MIN, "unset");
+    bare.push((SLURM_TASK_MIN, "0"));
+    refused(&bare, SLURM_TASK_MAX, "unset");
+    refused(&slurm("0", "0", "0", "0"), SLURM_TASK_COUNT, "0");
+    let err = shard_with(None, None, &[(SLURM_TASK_ID, "5")]).unwrap_err();
+    assert!(matches!(err, TaskShardError::NoCount), "{err:?}");
+    let err = shard_with(None, None, &slurm("5", "sixteen", "0", "15")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"$SLURM_ARRAY_TASK_COUNT is "sixteen", not a number"#
+    );
+}
+
+#[test]
+fn slurm_ids_with_shards_are_taken_as_they_are() {
+    // sbatch --array=3,7 … --shards 16 reruns shards 3 and 7 of 16.
+    let rerun = slurm("7", "2", "3", "7");
+    assert_eq!(shard_with(None, Some(16), &rerun).unwrap(), shard(7, 16));
+    let err = shard_with(None, Some(4), &rerun).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "$SLURM_ARRAY_TASK_ID is 7, but there are 4 shards (0 to 3)"
+    );
+}
+
+#[test]
+fn local_shards_sum_to_the_whole() {
+    let lines: Vec<String> = (0..5)
+        .map(|i| {
+            let c = count_local(10, &[], Shard { index: i, count: 5 }, 2).unwrap();
+            serde_json::to_string(&c).unwrap()
+        })
+        .collect();
+    let total = sum(lines).unwrap();
+    assert_eq!(total.solutions, 724);
+    assert_eq!(total.fundamental, Some(92));
+    assert_eq!(total.shards, 5);
+}
+
+#[test]
+fn missing_and_duplicated_shards_are_named() {
+    let err = sum(vec![line(0, 3, 1), line(2, 3, 1), line(2, 3, 1)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing shards [1]"), "{err}");
+    assert!(err.contains("duplicated shards [2]"), "{err}");
+    let err = sum(vec![line(0, 2, 1), line(1, 3, 1)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("earlier lines"), "{err}");
+    assert!(sum(Vec::<String>::new()).is_err());
+    assert!(sum(vec!["{nonsense".to_string()]).is_err());
+}

@@ -1,0 +1,257 @@
+//! The flags of every command, as clap declares them, with the conflicts and requirements
+//! between them (so a misused flag is a usage error, exit code 2, before anything runs).
+//! The commands themselves (`Cli`, `Command`) are declared in `src/main.rs`; what the serve
+//! flags make of a `Config` is `serve.rs`'s.
+
+use crate::client::{DEFAULT_URL, Target};
+use crate::config::{self, DEFAULT_MAX_N, MAX_SEARCH_TIME, ReadError, SHUTDOWN_GRACE, Seconds};
+use crate::fanout::{FanoutJob, MAX_ATTEMPTS};
+use crate::server::LogFormat;
+use crate::solver::{MAX_N, Shard, Square};
+use clap::{ArgGroup, Args};
+use std::path::PathBuf;
+
+/// The flags of `serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the log line names it).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    pub addr: String,
+    /// Largest board size accepted, for Count and Enumerate alike.
+    #[arg(long, default_value_t = DEFAULT_MAX_N, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_N)))]
+    pub max_n: u32,
+    /// Seconds shutdown waits for open streams to end before closing them anyway.
+    #[arg(long, default_value_t = Seconds(SHUTDOWN_GRACE))]
+    pub shutdown_grace: Seconds,
+    /// Most searches (streams and counts) running at once; more are refused with
+    /// RESOURCE_EXHAUSTED [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_searches: Option<u32>,
+    /// Seconds any one search may run before it ends with DEADLINE_EXCEEDED.
+    #[arg(long, default_value_t = Seconds(MAX_SEARCH_TIME))]
+    pub max_search_seconds: Seconds,
+    /// Threads every search runs on, together (the search pool) [default: the number of
+    /// cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub search_threads: Option<u32>,
+    /// Threads of the network side (HTTP/2, sending messages) [default: the number of
+    /// cores, at most 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub io_threads: Option<u32>,
+    /// Serve over TLS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require client certificates signed by this PEM CA (mutual TLS; needs --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Require a bearer token on every call but health checks: the file has one
+    /// `NAME TOKEN` per line (tokens of 16 characters or more; # starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub auth_tokens: Option<PathBuf>,
+    /// Streams one connection may have open at once (advertised to clients).
+    #[arg(long, default_value_t = config::MAX_STREAMS_PER_CONNECTION, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams_per_connection: u32,
+    /// Connections open at once; more are closed as soon as they are accepted.
+    #[arg(long, default_value_t = config::MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Requests in flight at once, server-wide; more are answered RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = config::MAX_REQUESTS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_requests: u32,
+    /// Searches one client (token, certificate or IP address) may run at once; more are
+    /// answered RESOURCE_EXHAUSTED [default: half of --max-searches, at least 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_searches_per_client: Option<u32>,
+    /// Seconds a new connection has to finish its TLS handshake and send the HTTP/2 preface.
+    #[arg(long, default_value_t = Seconds(config::PREFACE_TIMEOUT))]
+    pub preface_timeout: Seconds,
+    /// Seconds a connection with no open stream is kept.
+    #[arg(long, default_value_t = Seconds(config::IDLE_TIMEOUT))]
+    pub idle_timeout: Seconds,
+    /// Seconds after which a connection is asked to go away (GOAWAY; clients reconnect)
+    /// [default: never].
+    #[arg(long)]
+    pub max_connection_age: Option<Seconds>,
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics (a listener of its own)
+    /// [default: off].
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Export a span per call over OTLP/gRPC to this collector (e.g. http://127.0.0.1:4317)
+    /// [default: off].
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// How log lines are written (stderr; filter with RUST_LOG, e.g. `RUST_LOG=debug`).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Seconds a stream waits for its reader to take a message before it ends with
+    /// DEADLINE_EXCEEDED and gives back its search slot.
+    #[arg(long, default_value_t = Seconds(config::STALL_TIMEOUT))]
+    pub stall_timeout: Seconds,
+}
+
+/// The flags of `count`. `--shards` needs somewhere to spread to: `--endpoints`, or
+/// `--local` (for one part on one server, `--shard I/K`).
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("count_over").args(["endpoints", "local"]).multiple(true)))]
+#[command(group(ArgGroup::new("count_shards").arg("shards").requires("count_over")))]
+pub struct CountArgs {
+    /// Board size.
+    pub n: u32,
+    /// Where to connect and what to count.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Where to spread the count.
+    #[command(flatten)]
+    pub spread: SpreadArgs,
+    /// Count in this process, without a server (one shard: --shard I/K; or --shards K with
+    /// the index from $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, as a Kubernetes
+    /// Indexed Job or a Slurm job array sets it; or, in a Slurm array 0..K-1, without
+    /// --shards, shard $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, conflicts_with = "endpoints")]
+    pub local: bool,
+    /// With --local: print one JSON line (n, shard, solutions, fundamental, seconds) for
+    /// `queens sum`.
+    #[arg(long, requires = "local")]
+    pub json: bool,
+}
+
+/// The flags of `sum`.
+#[derive(Args, Debug)]
+pub struct SumArgs {
+    /// Files of JSON lines; none reads stdin.
+    pub files: Vec<PathBuf>,
+}
+
+/// The flags of `enumerate`. `--endpoints` and `--shards` fetch an enumeration into files:
+/// they need `--out DIR` (for one part of the stream, `--shard I/K`).
+#[derive(Args, Debug)]
+#[command(group(
+    ArgGroup::new("enumerate_spread")
+        .args(["endpoints", "shards"])
+        .multiple(true)
+        .requires("out")
+))]
+pub struct EnumerateArgs {
+    /// Board size.
+    pub n: u32,
+    /// Where to connect and what to enumerate.
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Where to spread the enumeration (with --out).
+    #[command(flatten)]
+    pub spread: SpreadArgs,
+    /// The directory for one file of column lists per shard and a manifest; rerunning
+    /// the same command resumes and finishes the job.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["packed", "limit", "start_after", "batch_size"])]
+    pub out: Option<PathBuf>,
+    /// Only one board per symmetry class (rotations and reflections): the least.
+    #[arg(long)]
+    pub fundamental: bool,
+    /// At most this many boards (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub limit: u64,
+    /// Print column vectors (`1,3,0,2`), one per line, instead of rendered boards.
+    #[arg(long, conflicts_with = "packed")]
+    pub compact: bool,
+    /// Write raw n-byte records (byte r = the column of row r's queen), no separators:
+    /// the fastest form, for programs.
+    #[arg(long)]
+    pub packed: bool,
+    /// Resume after this column vector (n comma-separated columns).
+    #[arg(long, value_name = "C,C,...", value_delimiter = ',')]
+    pub start_after: Vec<u32>,
+    /// Boards per response message (0: the server chooses).
+    #[arg(long, default_value_t = 0)]
+    pub batch_size: u32,
+}
+
+/// Flags that spread one search over several servers.
+#[derive(Args, Debug)]
+pub struct SpreadArgs {
+    /// Servers to spread the work over (URLs or host:port, comma-separated; a name that
+    /// resolves to several addresses counts as one endpoint per address).
+    #[arg(long, value_name = "URL,URL,...", value_delimiter = ',')]
+    pub endpoints: Vec<String>,
+    /// Number of shards to split the work into [default: 8 per endpoint].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shards: Option<u32>,
+    /// Attempts per shard (over any endpoints) before giving up.
+    #[arg(long, default_value_t = MAX_ATTEMPTS)]
+    pub max_attempts: u32,
+}
+
+/// Flags shared by the client commands: where to connect, and the part of the question
+/// every client command asks alike.
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    /// Server URL (or host:port).
+    #[arg(long, default_value = DEFAULT_URL)]
+    pub addr: String,
+    /// A queen every solution must contain, as ROW,COLUMN (from 0); repeat for more.
+    #[arg(long, value_name = "R,C")]
+    pub fixed: Vec<Square>,
+    /// Only part I of K disjoint parts of the search (parts 0..K-1 add up to the whole).
+    #[arg(long, value_name = "I/K")]
+    pub shard: Option<Shard>,
+    /// Connect over TLS, trusting this PEM CA certificate (the URL becomes https://).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Present this PEM client certificate (to a server with --tls-client-ca; needs
+    /// --tls-client-key and --ca-cert).
+    #[arg(long, value_name = "FILE", requires_all = ["tls_client_key", "ca_cert"])]
+    pub tls_client_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-client-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_client_cert")]
+    pub tls_client_key: Option<PathBuf>,
+    /// Send this bearer token with every call (to a server with --auth-tokens).
+    #[arg(long, env = "QUEENS_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+impl ClientArgs {
+    /// Where the flags say to connect.
+    pub fn target(&self) -> Target {
+        Target {
+            addr: self.addr.clone(),
+            ca_cert: self.ca_cert.clone(),
+            client_cert: self
+                .tls_client_cert
+                .clone()
+                .zip(self.tls_client_key.clone()),
+            token: self.token.clone(),
+        }
+    }
+
+    /// The fixed queens, as a request carries them.
+    pub fn fixed(&self) -> Vec<crate::pb::Square> {
+        self.fixed.iter().map(|&s| s.into()).collect()
+    }
+
+    /// The shard, as a request carries it.
+    pub fn shard(&self) -> Option<crate::pb::Shard> {
+        self.shard.map(Into::into)
+    }
+}
+
+impl SpreadArgs {
+    /// The fan-out job of the n×n question of `client` (`fundamental`: representatives
+    /// only) that these flags describe, its credentials read.
+    pub fn job(
+        &self,
+        n: u32,
+        client: &ClientArgs,
+        fundamental: bool,
+    ) -> Result<FanoutJob, ReadError> {
+        Ok(FanoutJob::new(
+            n,
+            client.fixed(),
+            fundamental,
+            self.shards,
+            self.endpoints.len(),
+            self.max_attempts,
+            client.target().access()?,
+        ))
+    }
+}

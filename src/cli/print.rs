@@ -1,0 +1,23 @@
+//! The lines a client command prints about its results: counts on stdout, per-endpoint
+//! statistics of a fan-out on stderr. Boards are written by `enumerate.rs` (through
+//! `crate::render`).
+
+use crate::fanout::EndpointStats;
+
+/// Prints a result's counts on stdout.
+pub(super) fn print_counts(solutions: u64, fundamental: Option<u64>) {
+    println!("solutions: {solutions}");
+    if let Some(fundamental) = fundamental {
+        println!("fundamental: {fundamental}");
+    }
+}
+
+/// Per-endpoint statistics of a fan-out, on stderr.
+pub(super) fn print_stats(stats: &[EndpointStats]) {
+    for s in stats {
+        eprintln!(
+            "{}: {} shards, {} solutions, {} failed calls, {:.2} s busy",
+            s.url, s.shards, s.solutions, s.failures, s.busy_seconds
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! Why a fanned-out run failed: endpoints that do not resolve, shards that failed for good,
+//! and the output directory of an enumeration.
+
+use std::path::PathBuf;
+
+/// Why a fanned-out run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An endpoint's name did not resolve.
+    #[error("cannot resolve {endpoint}: {source}")]
+    Resolve {
+        /// The endpoint as given.
+        endpoint: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No endpoint was given.
+    #[error("no endpoints given")]
+    NoEndpoints,
+    /// A shard failed with a retryable status on every attempt.
+    #[error(
+        "shard {index} failed {attempts} times; last from {url}: {:?}: {}",
+        status.code(),
+        status.message()
+    )]
+    Attempts {
+        /// The shard.
+        index: u32,
+        /// Attempts made.
+        attempts: u32,
+        /// The endpoint of the last attempt.
+        url: String,
+        /// Its status.
+        status: Box<tonic::Status>,
+    },
+    /// A shard failed with a status no retry can change.
+    #[error("shard {index} on {url}: {:?}: {}", status.code(), status.message())]
+    Refused {
+        /// The shard.
+        index: u32,
+        /// The endpoint.
+        url: String,
+        /// Its status.
+        status: Box<tonic::Status>,
+    },
+    /// Every endpoint was given up with shards left.
+    #[error("every endpoint failed; {} shards unfinished ({})", left.len(), list(left))]
+    Unfinished {
+        /// The shards left.
+        left: Vec<u32>,
+    },
+    /// The total does not fit in a `u64`.
+    #[error("the total does not fit in 64 bits")]
+    Overflow,
+    /// A file or directory of the output could not be used.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest of the output directory could not be read.
+    #[error("unreadable manifest in {}: {source}", dir.display())]
+    Manifest {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The output directory holds another job's files.
+    #[error("{} holds another job (n {n}, {shards} shards); use an empty directory", dir.display())]
+    OtherJob {
+        /// The directory.
+        dir: PathBuf,
+        /// The other job's board size.
+        n: u32,
+        /// The other job's number of shards.
+        shards: u32,
+    },
+}
+
+/// Shard numbers as `1,4,7`.
+fn list(shards: &[u32]) -> String {
+    let text: Vec<String> = shards.iter().map(u32::to_string).collect();
+    text.join(",")
+}
