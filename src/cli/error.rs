@@ -93,7 +93,8 @@ impl Error {
             _ => {
                 let line = self.to_string().replace('\n', " ");
                 if tracing::dispatcher::has_been_set() {
-                    tracing::error!("{line}");
+                    // The binary's target, as when main.rs logged it.
+                    tracing::error!(target: "queens", "{line}");
                 } else {
                     eprintln!("error: {line}");
                 }
