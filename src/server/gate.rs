@@ -4,8 +4,8 @@
 //! service's: `ClientId`, `Arrived`, `CallNote`). Each request counts as an open stream of its
 //! connection until its response body ends.
 //!
-//! Not here: the connection limits and clocks (`listen.rs`), who a token names (`auth.rs`),
-//! the search slots themselves (`crate::service`).
+//! Not here: the connection limits and clocks (`listen.rs`), how a caller is identified
+//! (`auth.rs`), the search slots themselves (`crate::service`).
 
 use super::auth;
 use super::listen::{ConnInfo, StreamGuard};

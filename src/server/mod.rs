@@ -30,7 +30,7 @@ pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
 pub use self::tls::TlsError;
 pub use self::traces::{Traces, TracesError};
-/// The bearer tokens now live with the settings (`crate::config`); re-exported here so the
+/// The bearer tokens live with the settings (`crate::config`); re-exported here so the
 /// binary's `queens::server::Tokens` keeps working.
 pub use crate::config::{Tokens, TokensError};
 
