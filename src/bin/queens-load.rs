@@ -101,11 +101,7 @@ fn failed(status: tonic::Status) -> Outcome {
     }
 }
 
-async fn enumerate_10(addr: String) -> Outcome {
-    let mut client = match queens::client::connect(&addr).await {
-        Ok(c) => c,
-        Err(e) => return Outcome::Wrong(format!("connect: {e}")),
-    };
+async fn enumerate_10(mut client: queens::client::Client) -> Outcome {
     let request = EnumerateRequest {
         n: 10,
         compact: true,
@@ -131,11 +127,7 @@ async fn enumerate_10(addr: String) -> Outcome {
     }
 }
 
-async fn count_12(addr: String) -> Outcome {
-    let mut client = match queens::client::connect(&addr).await {
-        Ok(c) => c,
-        Err(e) => return Outcome::Wrong(format!("connect: {e}")),
-    };
+async fn count_12(mut client: queens::client::Client) -> Outcome {
     let request = CountRequest {
         n: 12,
         ..Default::default()
@@ -147,14 +139,38 @@ async fn count_12(addr: String) -> Outcome {
     }
 }
 
+/// One call of the mixed load.
+#[derive(Clone, Copy)]
+enum Call {
+    /// Enumerate n = 10 (724 boards).
+    Enumerate10,
+    /// Count n = 12 (14,200 solutions).
+    Count12,
+}
+
+/// Connects to `addr` and makes `call` on the new connection.
+async fn connect_and(addr: String, call: Call) -> Outcome {
+    let client = match queens::client::connect(&addr).await {
+        Ok(c) => c,
+        Err(e) => return Outcome::Wrong(format!("connect: {e}")),
+    };
+    match call {
+        Call::Enumerate10 => enumerate_10(client).await,
+        Call::Count12 => count_12(client).await,
+    }
+}
+
 async fn mixed(addr: &str) -> bool {
     let started = Instant::now();
     let mut calls = Vec::new();
     for _ in 0..32 {
-        calls.push(tokio::spawn(enumerate_10(addr.to_string())));
+        calls.push(tokio::spawn(connect_and(
+            addr.to_string(),
+            Call::Enumerate10,
+        )));
     }
     for _ in 0..8 {
-        calls.push(tokio::spawn(count_12(addr.to_string())));
+        calls.push(tokio::spawn(connect_and(addr.to_string(), Call::Count12)));
     }
     let (mut correct, mut refused, mut wrong) = (0, 0, 0);
     for call in calls {

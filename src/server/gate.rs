@@ -1,74 +1,22 @@
 //! The gate every request passes before it reaches a service: the server-wide bound on
-//! requests in flight (`--max-requests`), bearer-token authentication (`--auth-tokens`;
-//! health is exempt), and the client identity the search slots are shared by ([`ClientId`]).
-//! Each request counts as an open stream of its connection until its response body ends.
+//! requests in flight (`--max-requests`), the caller's identity (`auth.rs`), the call's log
+//! line, metrics and span, and the per-call extensions the service reads (the types are the
+//! service's: `ClientId`, `Arrived`, `CallNote`). Each request counts as an open stream of its
+//! connection until its response body ends.
 //!
-//! Not here: the connection limits and clocks (`listen.rs`), the search slots themselves
-//! (`crate::service`).
+//! Not here: the connection limits and clocks (`listen.rs`), how a caller is identified
+//! (`auth.rs`), the search slots themselves (`crate::service`).
 
-use super::auth::Tokens;
+use super::auth;
 use super::listen::{ConnInfo, StreamGuard};
+use crate::config::Tokens;
+use crate::service::{Arrived, CallNote, ClientId};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::Status;
 use tonic::body::Body;
-
-/// Who a call comes from, for sharing the search slots fairly: the authenticated name (a
-/// token's or a client certificate's) when authentication is on, else the peer's IP address.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum ClientId {
-    /// The name of the token the call carried.
-    Token(String),
-    /// The fingerprint of the client certificate (mutual TLS).
-    Certificate(String),
-    /// The peer's IP address.
-    Address(std::net::IpAddr),
-    /// A call that did not come over a connection (in-process tests).
-    Local,
-}
-
-impl std::fmt::Display for ClientId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ClientId::Token(name) => write!(f, "token {name}"),
-            ClientId::Certificate(print) => write!(f, "certificate {print}"),
-            ClientId::Address(ip) => write!(f, "{ip}"),
-            ClientId::Local => write!(f, "local"),
-        }
-    }
-}
-
-/// When a request reached the server (its deadline counts from then, as tonic's does).
-#[derive(Clone, Copy, Debug)]
-pub struct Arrived(pub std::time::Instant);
-
-/// What the service adds to a call's log line: the board size, and the solutions counted or
-/// the boards sent. Put in every request's extensions by the gate; filled in by the service.
-#[derive(Debug, Default)]
-pub struct CallNote {
-    /// The request's `n` (0: not set).
-    pub n: std::sync::atomic::AtomicU32,
-    /// Solutions counted by a Count (`u64::MAX`: none).
-    pub solutions: std::sync::atomic::AtomicU64,
-    /// Boards sent by an Enumerate.
-    pub boards: std::sync::atomic::AtomicU64,
-    /// Messages a streaming call sent (unary calls count their one answer themselves).
-    pub messages: std::sync::atomic::AtomicU64,
-}
-
-impl CallNote {
-    fn new() -> CallNote {
-        CallNote {
-            solutions: std::sync::atomic::AtomicU64::new(u64::MAX),
-            ..CallNote::default()
-        }
-    }
-}
-
-/// Paths that need no token: health checks (load balancers and probes carry none).
-const OPEN_PREFIX: &str = "/grpc.health.v1.Health/";
 
 /// The gate's settings, shared by every connection.
 #[derive(Clone, Debug)]
@@ -227,7 +175,7 @@ where
                 return refuse(status);
             }
         };
-        let client = match self.identify(&request, conn.as_ref()) {
+        let client = match auth::identify(self.shared.tokens.as_ref(), &request, conn.as_ref()) {
             Ok(client) => client,
             Err(status) => {
                 tracing::info!(
@@ -251,7 +199,7 @@ where
                     remote_addr: Some(conn.remote),
                 });
         }
-        let note = Arc::new(CallNote::new());
+        let note = Arc::new(CallNote::default());
         let span = super::traces::call_span(&labels, request.headers());
         let log = CallLog {
             method: request.uri().path().to_string(),
@@ -279,43 +227,6 @@ where
             let response = response.await?;
             held.log.see(response.headers());
             Ok(response.map(|body| Body::new(Guarded { body, held })))
-        })
-    }
-}
-
-impl<S> Gate<S> {
-    /// The caller's identity, or UNAUTHENTICATED when tokens are required and the request
-    /// carries none that is known.
-    fn identify(
-        &self,
-        request: &http::Request<Body>,
-        conn: Option<&ConnInfo>,
-    ) -> Result<ClientId, Status> {
-        if let Some(tokens) = &self.shared.tokens
-            && !request.uri().path().starts_with(OPEN_PREFIX)
-        {
-            let presented = request
-                .headers()
-                .get(http::header::AUTHORIZATION)
-                .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "))
-                .ok_or_else(|| {
-                    Status::unauthenticated(
-                        "this server requires a bearer token: send metadata \
-                         `authorization: Bearer TOKEN` (the CLI's --token)",
-                    )
-                })?;
-            let name = tokens.who(presented).ok_or_else(|| {
-                Status::unauthenticated("the bearer token is not one this server knows")
-            })?;
-            return Ok(ClientId::Token(name.to_string()));
-        }
-        Ok(match conn {
-            Some(ConnInfo {
-                certificate: Some(print),
-                ..
-            }) => ClientId::Certificate(print.clone()),
-            Some(conn) => ClientId::Address(conn.remote.ip()),
-            None => ClientId::Local,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! Not here: HTTP/2 itself (hyper, configured in `mod.rs`), which calls are allowed
 //! (`gate.rs`), the TLS configuration (`tls.rs`).
 
+use crate::sync::lock;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -32,9 +33,10 @@ const PREFACE_LEN: usize = 24;
 /// First and longest pause of the accept loop when the process is out of file descriptors.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
 
-/// What the listener enforces.
+/// What the listener enforces, and what it needs to do so (TLS, the count of ended
+/// connections).
 #[derive(Clone)]
-pub(super) struct Limits {
+pub(super) struct ListenerSettings {
     /// Connections open at once.
     pub max_connections: usize,
     /// Time for the TLS handshake and, after it, the HTTP/2 preface.
@@ -103,29 +105,24 @@ impl Drop for StreamGuard {
     }
 }
 
-/// The mutex's value, whether or not a holder panicked (the values here stay valid).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The connections the server may serve, as tonic's `serve_with_incoming` wants them. The
 /// accept loop runs until the stream is dropped.
 pub(super) fn incoming(
     listener: TcpListener,
-    limits: Limits,
+    settings: ListenerSettings,
 ) -> ReceiverStream<Result<Conn, io::Error>> {
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(accept_loop(listener, limits, tx));
+    tokio::spawn(accept_loop(listener, settings, tx));
     ReceiverStream::new(rx)
 }
 
 /// Accepts until the receiving side goes away.
 async fn accept_loop(
     listener: TcpListener,
-    limits: Limits,
+    settings: ListenerSettings,
     tx: mpsc::Sender<Result<Conn, io::Error>>,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let slots = Arc::new(Semaphore::new(settings.max_connections));
     let mut backoff = BACKOFF.0;
     loop {
         let accepted = tokio::select! {
@@ -154,11 +151,11 @@ async fn accept_loop(
             continue;
         };
         let _ = tcp.set_nodelay(true);
-        let keepalive = socket2::TcpKeepalive::new().with_time(limits.keepalive);
+        let keepalive = socket2::TcpKeepalive::new().with_time(settings.keepalive);
         let _ = socket2::SockRef::from(&tcp).set_tcp_keepalive(&keepalive);
-        let (limits, tx) = (limits.clone(), tx.clone());
+        let (settings, tx) = (settings.clone(), tx.clone());
         tokio::spawn(async move {
-            match handshake(tcp, remote, &limits, slot).await {
+            match handshake(tcp, remote, &settings, slot).await {
                 Some(conn) => {
                     metrics::gauge!("queens_connections_open").increment(1.0);
                     let _ = tx.send(Ok(conn)).await;
@@ -186,11 +183,11 @@ fn out_of_resources(error: &io::Error) -> bool {
 async fn handshake(
     tcp: TcpStream,
     remote: SocketAddr,
-    limits: &Limits,
+    settings: &ListenerSettings,
     slot: OwnedSemaphorePermit,
 ) -> Option<Conn> {
-    let deadline = Instant::now() + limits.preface_timeout;
-    let (io, certificate) = match &limits.tls {
+    let deadline = Instant::now() + settings.preface_timeout;
+    let (io, certificate) = match &settings.tls {
         None => (Io::Plain(tcp), None),
         Some(acceptor) => {
             let tls = tokio::time::timeout_at(deadline, acceptor.accept(tcp))
@@ -215,11 +212,13 @@ async fn handshake(
             state,
         },
         preface: Some((PREFACE_LEN, Box::pin(tokio::time::sleep_until(deadline)))),
-        idle_timeout: limits.idle_timeout,
-        idle: Box::pin(tokio::time::sleep(limits.idle_timeout)),
-        too_old: limits.max_age.map(|age| Box::pin(tokio::time::sleep(age))),
+        idle_timeout: settings.idle_timeout,
+        idle: Box::pin(tokio::time::sleep(settings.idle_timeout)),
+        too_old: settings
+            .max_age
+            .map(|age| Box::pin(tokio::time::sleep(age))),
         _slot: slot,
-        closed: limits.closed.clone(),
+        closed: settings.closed.clone(),
     })
 }
 

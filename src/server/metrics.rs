@@ -160,7 +160,7 @@ pub(super) fn labels(path: &str) -> Labels {
         Some(known) => (*known, method),
         None => ("unknown", "unknown"),
     };
-    let mut methods = METHODS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut methods = crate::sync::lock(&METHODS);
     let methods = methods.get_or_insert_with(HashMap::new);
     if let Some(found) = methods.get(&(service, method)) {
         return found.clone();

@@ -9,8 +9,10 @@
 //! # Layout
 //! - `listen.rs`: accepting connections: `--max-connections`, the fd-limit backoff, the TLS
 //!   handshake and preface deadline, the idle timeout.
-//! - `gate.rs`: every request: `--max-requests`, bearer tokens, the client's identity.
-//! - `auth.rs`: the tokens file; `tls.rs`: the TLS configuration (and client certificates).
+//! - `gate.rs`: every request: `--max-requests`, the call's log line, metrics and span, and
+//!   the per-call extensions the service reads.
+//! - `auth.rs`: the client's identity (bearer tokens, client certificates, the peer's
+//!   address); `tls.rs`: the TLS configuration (and client certificates).
 //! - `logs.rs`: where log lines go and in what form; `metrics.rs`: the Prometheus exporter
 //!   and the gRPC metrics the gate records; `traces.rs`: the call spans, `traceparent`, the
 //!   OTLP exporter.
@@ -24,13 +26,13 @@ mod metrics;
 mod tls;
 mod traces;
 
-pub use self::auth::{Tokens, TokensError};
-pub use self::gate::{Arrived, CallNote, ClientId};
 pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
-pub use self::metrics::installed as metrics_installed;
 pub use self::tls::TlsError;
 pub use self::traces::{Traces, TracesError};
+/// The bearer tokens live with the settings (`crate::config`); re-exported here so the
+/// binary's `queens::server::Tokens` keeps working.
+pub use crate::config::{Tokens, TokensError};
 
 use crate::config::Config;
 use crate::pb::server::queens_server::QueensServer;
@@ -103,7 +105,7 @@ pub async fn run(
     let (stop_tx, stop_rx) = watch::channel(false);
     let incoming = listen::incoming(
         listener,
-        listen::Limits {
+        listen::ListenerSettings {
             max_connections: config.max_connections,
             preface_timeout: config.preface_timeout,
             idle_timeout: config.idle_timeout,
@@ -117,7 +119,7 @@ pub async fn run(
     );
     tokio::spawn(give_back_memory(closed, stop_rx.clone()));
     let pool = Pool::new(config.search_threads);
-    let queens = QueensService::new(config, pool, stop_rx.clone());
+    let queens = QueensService::new(config, pool, stop_rx.clone(), metrics::installed());
     let mut stopped = stop_rx;
     let queens = QueensServer::new(queens).max_decoding_message_size(max_request);
     let serve = builder
@@ -231,10 +233,12 @@ async fn give_back_memory(closed: Arc<AtomicUsize>, mut stopping: watch::Receive
 /// Returns free heap memory to the system (glibc only; elsewhere the allocator decides).
 fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks and shrinks the allocator's own free lists; it is
-    // thread-safe and takes no pointers.
-    unsafe {
-        libc::malloc_trim(0);
+    {
+        // SAFETY: malloc_trim only walks and shrinks the allocator's own free lists; it is
+        // thread-safe and takes no pointers.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 }
 

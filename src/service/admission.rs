@@ -5,7 +5,8 @@
 //! not this one's.
 
 use super::Error;
-use crate::server::ClientId;
+use super::call::ClientId;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -24,13 +25,13 @@ pub struct Admission {
 
 /// A running search's slot; given back when dropped.
 #[derive(Debug)]
-pub struct Slot {
+pub struct SearchSlot {
     _permit: OwnedSemaphorePermit,
     client: ClientId,
     running: Arc<Mutex<HashMap<ClientId, usize>>>,
 }
 
-impl Drop for Slot {
+impl Drop for SearchSlot {
     fn drop(&mut self) {
         metrics::gauge!("queens_searches_running").decrement(1.0);
         let mut running = lock(&self.running);
@@ -41,11 +42,6 @@ impl Drop for Slot {
             }
         }
     }
-}
-
-/// The map, whether or not a holder panicked (its counts stay valid).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Admission {
@@ -64,7 +60,7 @@ impl Admission {
     /// Takes a search slot for `client`, or refuses at once: a quick RESOURCE_EXHAUSTED lets
     /// clients back off or go to another replica, where a queue would hide the overload and
     /// hold their connections.
-    pub fn admit(&self, client: &ClientId) -> Result<Slot, Error> {
+    pub fn admit(&self, client: &ClientId) -> Result<SearchSlot, Error> {
         let refused = |reason: &'static str| {
             metrics::counter!("queens_searches_refused_total", "reason" => reason).increment(1);
         };
@@ -87,7 +83,7 @@ impl Admission {
         }
         running.insert(client.clone(), mine + 1);
         metrics::gauge!("queens_searches_running").increment(1.0);
-        Ok(Slot {
+        Ok(SearchSlot {
             _permit: permit,
             client: client.clone(),
             running: self.running.clone(),

@@ -5,27 +5,18 @@
 use super::Error;
 use crate::pb::CountUpdate;
 use crate::solver::{self, CountError, CountOptions, Counts, Pool, Problem, Progress};
-use crate::stream::far;
+use crate::stream::Cutoffs;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 
-/// What may end a count early.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// The call's deadline (`grpc-timeout`), if any.
-    pub deadline: Option<Duration>,
-    /// The server's limit on one search.
-    pub time_limit: Duration,
-    /// Turns true when the server shuts down.
-    pub stopping: watch::Receiver<bool>,
-}
-
-/// How much before the call's deadline a count gives up (see [`RunningCount::start`]).
-const DEADLINE_MARGIN: Duration = Duration::from_millis(10);
+/// How much before the call's deadline a count gives up: tonic's own timer for unary calls
+/// fires at the deadline and answers CANCELLED; a hair before it, the count answers
+/// DEADLINE_EXCEEDED, as the client expects.
+pub(super) const DEADLINE_MARGIN: Duration = Duration::from_millis(10);
 
 /// A count running on the pool, and what may end it early.
 pub struct RunningCount {
@@ -62,15 +53,15 @@ struct Reported {
 }
 
 impl Reported {
-    /// Starts telling the metric, every [`REPORT_EVERY`] until `cancel` is raised (no ticking
-    /// when the process exports no metrics).
-    fn start(progress: Arc<Progress>, cancel: Arc<AtomicBool>) -> Arc<Reported> {
+    /// Starts telling the metric, every [`REPORT_EVERY`] until `cancel` is raised when
+    /// `ticking` (no ticking when the process exports no metrics).
+    fn start(progress: Arc<Progress>, cancel: Arc<AtomicBool>, ticking: bool) -> Arc<Reported> {
         let reported = Arc::new(Reported {
             progress,
             told: Default::default(),
             counter: metrics::counter!("queens_count_subproblems_total"),
         });
-        if !crate::server::metrics_installed() {
+        if !ticking {
             return reported;
         }
         let ticking = reported.clone();
@@ -96,30 +87,23 @@ impl Reported {
 }
 
 impl RunningCount {
-    /// Starts counting `problem` on `pool` with up to `threads` threads, holding `slot`.
+    /// Starts counting `problem` on `pool` with up to `threads` threads, holding `slot`,
+    /// until the first of `cutoffs` (whose clocks have started). With `metrics`, its finished
+    /// subproblems are added to `queens_count_subproblems_total` every second while it runs.
     pub fn start(
         problem: &Problem,
         pool: &Pool,
         threads: usize,
-        limits: Limits,
+        mut cutoffs: Cutoffs,
         slot: impl Send + Sync + 'static,
+        metrics: bool,
     ) -> RunningCount {
         let options = CountOptions {
             threads,
             ..CountOptions::default()
         };
         let (cancel, progress) = (options.cancel.clone(), options.progress.clone());
-        let reported = Reported::start(progress.clone(), cancel.clone());
-        let Limits {
-            deadline,
-            time_limit,
-            mut stopping,
-        } = limits;
-        // The clocks start now, not when the count is first polled. A hair before the
-        // deadline: tonic's own timer for unary calls fires at it and answers CANCELLED;
-        // this one answers DEADLINE_EXCEEDED, as the client expects.
-        let deadline = deadline.map(|d| far(d.saturating_sub(DEADLINE_MARGIN)));
-        let limit_at = far(time_limit);
+        let reported = Reported::start(progress.clone(), cancel.clone(), metrics);
         let (tx, result) = oneshot::channel();
         // Listing the subproblems takes a while on big boards: on the pool, never on the
         // runtime's threads.
@@ -130,13 +114,7 @@ impl RunningCount {
                 let _ = tx.send(counted);
             });
         });
-        let ends = Box::pin(async move {
-            tokio::select! {
-                () = sleep_until(deadline) => Error::DeadlineExceeded,
-                () = tokio::time::sleep_until(limit_at.into()) => Error::TimeLimit { limit: time_limit },
-                _ = stopping.wait_for(|stop| *stop) => Error::ShuttingDown,
-            }
-        });
+        let ends = Box::pin(async move { Error::from(cutoffs.reached().await) });
         RunningCount {
             result,
             ends,
@@ -176,14 +154,6 @@ impl RunningCount {
             elapsed_seconds: self.started.elapsed().as_secs_f64(),
             done: last.is_some(),
         }
-    }
-}
-
-/// Sleeps until `at`, or forever without it.
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -100,6 +100,7 @@ impl From<End> for Error {
             End::TimeLimit { limit } => Error::TimeLimit { limit },
             End::Deadline => Error::DeadlineExceeded,
             End::Stalled { after } => Error::Stalled { after },
+            End::ClientGone => Error::Cancelled,
             End::Failed => Error::Internal("the stream failed: a search thread panicked".into()),
         }
     }

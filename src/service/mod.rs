@@ -5,28 +5,32 @@
 //! - `query.rs`: request to validated question ([`Query`]); shared with the CLI and the
 //!   fuzz target.
 //! - `error.rs`: why a call failed ([`Error`]) and the one mapping to `Status`.
+//! - `call.rs`: what the service knows of a call beyond its request (who, when it arrived,
+//!   the note for its log line); the server's gate fills these in.
 //! - `admission.rs`: the search slots (`--max-searches`).
 //! - `count.rs`: a running Count: deadline, time limit, shutdown, progress.
 //!
 //! Not here: the Enumerate pipeline (`crate::stream`), the searches (`crate::solver`), the
-//! listener, health, reflection and shutdown (`crate::server`).
+//! listener, health, reflection and shutdown (the server).
 
 mod admission;
+mod call;
 mod count;
 mod error;
 mod query;
 
-pub use self::admission::{Admission, Slot};
-pub use self::count::{Limits, RunningCount, grpc_timeout};
+pub use self::admission::{Admission, SearchSlot};
+pub use self::call::{Arrived, CallNote, ClientId};
+pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
 pub use self::query::{Query, shard, squares};
 
+use self::count::DEADLINE_MARGIN;
 use crate::config::Config;
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
-use crate::server::{Arrived, CallNote, ClientId};
 use crate::solver::Pool;
-use crate::stream::{self, EncodedBatch};
+use crate::stream::{self, Behind, Cutoffs, EncodedBatch};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -48,12 +52,20 @@ pub struct QueensService {
     admission: Admission,
     pool: Pool,
     stopping: watch::Receiver<bool>,
+    /// Whether the process exports metrics: work done only to feed them (a running count's
+    /// subproblems, every second) is skipped if not.
+    metrics: bool,
 }
 
 impl QueensService {
     /// A service with these settings whose searches run on `pool`, ending its calls when
-    /// `stopping` turns true.
-    pub fn new(config: Config, pool: Pool, stopping: watch::Receiver<bool>) -> QueensService {
+    /// `stopping` turns true; `metrics` says whether the process exports metrics.
+    pub fn new(
+        config: Config,
+        pool: Pool,
+        stopping: watch::Receiver<bool>,
+        metrics: bool,
+    ) -> QueensService {
         QueensService {
             query: Query {
                 max_n: config.max_n,
@@ -76,6 +88,7 @@ impl QueensService {
             config: Arc::new(config),
             pool,
             stopping,
+            metrics,
         }
     }
 
@@ -92,13 +105,19 @@ impl QueensService {
         } else {
             self.config.count_threads
         };
-        let limits = Limits {
-            deadline: deadline(request),
-            time_limit: self.config.max_search_time,
-            stopping: self.stopping.clone(),
-        };
+        // The clocks start now, not when the count is first polled.
+        let cutoffs = Cutoffs::start(
+            self.stopping.clone(),
+            self.config.max_search_time,
+            deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN)),
+        );
         Ok(RunningCount::start(
-            &problem, &self.pool, threads, limits, slot,
+            &problem,
+            &self.pool,
+            threads,
+            cutoffs,
+            slot,
+            self.metrics,
         ))
     }
 }
@@ -203,8 +222,7 @@ impl Queens for QueensService {
         let note = note(&request).cloned();
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            // Since when the reader has left every update in the channel.
-            let mut full_since: Option<std::time::Instant> = None;
+            let mut behind = Behind::new(stall);
             let last = loop {
                 tokio::select! {
                     result = running.result() => {
@@ -213,18 +231,14 @@ impl Queens for QueensService {
                     _ = ticker.tick() => {
                         // A reader that is behind misses an update, never the result; one
                         // that takes nothing for the stall timeout loses its count.
-                        let sent = tx.try_send(Ok(running.update(None)));
-                        if sent.is_ok() && let Some(note) = &note {
-                            note.messages.fetch_add(1, Ordering::Relaxed);
-                        }
-                        match sent {
-                            Err(mpsc::error::TrySendError::Full(_)) => {
-                                let since = *full_since.get_or_insert_with(std::time::Instant::now);
-                                if since.elapsed() >= stall {
-                                    break Some(Err(Error::Stalled { after: stall }.into()));
+                        match behind.offer(&tx, Ok(running.update(None))) {
+                            Ok(true) => {
+                                if let Some(note) = &note {
+                                    note.messages.fetch_add(1, Ordering::Relaxed);
                                 }
                             }
-                            _ => full_since = None,
+                            Ok(false) => {}
+                            Err(end) => break Some(Err(Error::from(end).into())),
                         }
                     }
                     // The client left: dropping `running` raises the cancel flag.
@@ -243,7 +257,7 @@ impl Queens for QueensService {
             }
             if let Some(last) = last
                 && let ok = last.is_ok()
-                && let Ok(Ok(())) = tokio::time::timeout(stall, tx.send(last)).await
+                && let Ok(()) = stream::send_within(&tx, last, stall).await
                 && ok
                 && let Some(note) = &note
             {

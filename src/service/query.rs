@@ -8,41 +8,26 @@ use crate::pb;
 use crate::solver::{MAX_N, Problem, QueryError, Shard, Square};
 use crate::stream::{BoardEncoder, Enumeration, Form};
 
-impl From<&pb::Square> for Square {
-    fn from(s: &pb::Square) -> Square {
-        Square {
-            row: s.row,
-            column: s.column,
+/// The conversions both ways between a wire message and the solver's type of the same
+/// fields (each field copied as it is).
+macro_rules! same_fields {
+    ($wire:path, $solver:ident { $($field:ident),+ }) => {
+        impl From<&$wire> for $solver {
+            fn from(w: &$wire) -> $solver {
+                $solver { $($field: w.$field),+ }
+            }
         }
-    }
+
+        impl From<$solver> for $wire {
+            fn from(s: $solver) -> $wire {
+                $wire { $($field: s.$field),+ }
+            }
+        }
+    };
 }
 
-impl From<Square> for pb::Square {
-    fn from(s: Square) -> pb::Square {
-        pb::Square {
-            row: s.row,
-            column: s.column,
-        }
-    }
-}
-
-impl From<&pb::Shard> for Shard {
-    fn from(s: &pb::Shard) -> Shard {
-        Shard {
-            index: s.index,
-            count: s.count,
-        }
-    }
-}
-
-impl From<Shard> for pb::Shard {
-    fn from(s: Shard) -> pb::Shard {
-        pb::Shard {
-            index: s.index,
-            count: s.count,
-        }
-    }
-}
+same_fields!(pb::Square, Square { row, column });
+same_fields!(pb::Shard, Shard { index, count });
 
 /// The fixed queens of a request, as the solver takes them.
 pub fn squares(fixed: &[pb::Square]) -> Vec<Square> {

@@ -14,24 +14,31 @@
 //! - `produce.rs`: the producer: prefix tasks run as pool slices that suspend and resume,
 //!   merged in order through the reorder buffer.
 //! - `send.rs`: the sender: messages of the batch size, flushing, the channel, the limit.
+//! - `messages.rs`: the receiving side ([`Messages`]), where an early end's reason overtakes
+//!   queued messages.
+//! - `end.rs`: what may end a search early ([`End`], [`Cutoffs`]), for streams and counts.
+//! - `stall.rs`: a reader that takes nothing: the stall timeout on a bounded channel.
 //!
-//! Not here: validating requests and mapping [`End`] to a gRPC status (`crate::service`), the
+//! Not here: validating requests and mapping [`End`] to a gRPC status (the service), the
 //! search itself (`crate::solver`).
 
 mod encode;
+mod end;
+mod messages;
 mod produce;
 mod send;
+mod stall;
 
 pub use self::encode::{BoardEncoder, EncodedBatch, Form};
+pub use self::end::{Cutoffs, End};
+pub use self::messages::Messages;
+pub use self::stall::{Behind, send_within};
 
-use self::produce::{Job, Producer};
+use self::produce::{Producer, Production};
 use self::send::Sender;
 use crate::solver::{Pool, Problem};
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_stream::Stream;
 
 /// A validated Enumerate request: what to stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,27 +70,6 @@ pub struct Settings {
     pub time_limit: Duration,
     /// Longest the stream waits for its reader to take a message before it ends.
     pub stall_timeout: Duration,
-}
-
-/// Why a stream ended before its last board (a client that went away ends it silently).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
-    /// The server is shutting down.
-    ShuttingDown,
-    /// The search ran past the server's time limit.
-    TimeLimit {
-        /// The limit.
-        limit: Duration,
-    },
-    /// The call's deadline (`grpc-timeout`) passed.
-    Deadline,
-    /// The reader took nothing for the stall timeout.
-    Stalled {
-        /// The timeout.
-        after: Duration,
-    },
-    /// A search thread failed (a bug: it panicked).
-    Failed,
 }
 
 /// Smallest `limit` a stream is produced in parallel for: the workers may encode up to the
@@ -140,49 +126,6 @@ pub fn task_depth(n: u32) -> Option<usize> {
     }
 }
 
-/// The messages of one stream, in order, then the reason when it ends early.
-///
-/// The reason overtakes messages still queued: a stream cut short must never look complete
-/// to its client, not even to one that reads too slowly to take the queued messages first.
-pub struct Messages {
-    rx: mpsc::Receiver<EncodedBatch>,
-    end: Option<oneshot::Receiver<End>>,
-    /// Set once the reason went out: nothing follows it.
-    ended: bool,
-}
-
-impl Stream for Messages {
-    type Item = Result<EncodedBatch, End>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.ended {
-            return Poll::Ready(None);
-        }
-        if let Some(end) = self.end.as_mut() {
-            match Pin::new(end).poll(cx) {
-                Poll::Ready(Ok(end)) => {
-                    self.end = None;
-                    self.ended = true;
-                    self.rx.close();
-                    return Poll::Ready(Some(Err(end)));
-                }
-                Poll::Ready(Err(_)) => self.end = None,
-                Poll::Pending => {}
-            }
-        }
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(batch)) => Poll::Ready(Some(Ok(batch))),
-            // The sender sets the reason before it lets go of the channel.
-            Poll::Ready(None) if self.end.is_some() => {
-                let end = self.end.as_mut().and_then(|end| end.try_recv().ok());
-                self.end = None;
-                Poll::Ready(end.map(Err))
-            }
-            other => other.map(|batch| batch.map(Ok)),
-        }
-    }
-}
-
 /// Starts streaming `job` (its workers on `pool`, its sender on the runtime) and returns its
 /// messages. `slot` (the stream's search slot) is held until the search ends; the stream
 /// ends early when `stopping` turns true or `deadline` (the call's, from now) passes.
@@ -197,7 +140,7 @@ pub fn start<S: Send + 'static>(
     let encoder = BoardEncoder::new(job.problem.n(), job.form);
     let entry_len = encoder.entry_len();
     let packed = job.form == Form::Packed;
-    let produce = Job {
+    let produce = Production {
         problem: job.problem,
         start_after: job.start_after,
         depth: plan.depth,
@@ -214,30 +157,16 @@ pub fn start<S: Send + 'static>(
         producer,
         tx,
         end: end_tx,
-        stopping,
+        cutoffs: Cutoffs::start(stopping, settings.time_limit, deadline),
         entry_len,
         packed,
         per_message: job.batch.max(1),
         limit: job.limit,
         flush: settings.flush_interval,
-        time_limit: settings.time_limit,
-        deadline: far(settings.time_limit),
-        call_deadline: deadline.map(far),
         stall: settings.stall_timeout,
     };
     tokio::spawn(sender.run(slot));
-    Messages {
-        rx,
-        end: Some(end),
-        ended: false,
-    }
-}
-
-/// The instant `after` from now, or a year from now when that is later (or beyond the clock).
-pub(crate) fn far(after: Duration) -> Instant {
-    let year = Duration::from_secs(365 * 24 * 3600);
-    let now = Instant::now();
-    now.checked_add(after.min(year)).unwrap_or(now)
+    Messages::new(rx, end)
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! pool, each encoding its boards into chunks, merged back into lexicographic order through a
 //! bounded reorder buffer.
 //!
-//! Workers take tasks in order and publish their encoded boards to the task's slot; the
+//! Workers take tasks in order and publish their encoded boards to the task's output; the
 //! sender (`send.rs`) takes the head task's chunks as they come, then the next task's. No
 //! worker ever waits: once the buffer holds its cap, a worker publishes what it has and
 //! suspends its task at the last board it pushed, and the task is resumed from there (a
 //! resume point, like a client's `start_after`) when the sender has made room. The head task
-//! may always run while its slot is empty, so the stream never stalls. A worker that has had
+//! may always run while its output is empty, so the stream never stalls. A worker that has had
 //! its slice while other jobs wait suspends the same way, at the node it is about to search,
 //! and queues itself behind them. So memory stays at the cap plus a chunk per worker,
 //! whatever the size of the result or the speed of the client, and the pool's threads are
@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 const CHUNK_BYTES: usize = 16 * 1024;
 
 /// What one stream produces and how.
-pub(super) struct Job {
+pub(super) struct Production {
     /// The question.
     pub(super) problem: Problem,
     /// Boards up to this one are not wanted.
@@ -48,7 +48,7 @@ pub(super) struct Job {
 
 /// One stream's producer, shared by its workers and its sender.
 pub(super) struct Producer {
-    job: Job,
+    production: Production,
     tasks: Tasks,
     encoder: BoardEncoder,
     pool: Pool,
@@ -63,10 +63,10 @@ pub(super) struct Producer {
 #[derive(Default)]
 struct State {
     /// Started tasks not yet fully taken, by number.
-    slots: BTreeMap<u64, Slot>,
+    outputs: BTreeMap<u64, TaskOutput>,
     /// The task whose bytes the sender takes now.
     head: u64,
-    /// Bytes in all slots.
+    /// Bytes in all outputs.
     buffered: usize,
     /// The first task number not yet started.
     next: u64,
@@ -80,7 +80,7 @@ struct State {
 
 /// One task's published, not yet taken, bytes.
 #[derive(Default)]
-struct Slot {
+struct TaskOutput {
     chunks: VecDeque<Vec<u8>>,
     /// Boards the task has published so far (for the one-task limit).
     boards: u64,
@@ -110,12 +110,16 @@ enum Run {
 }
 
 impl Producer {
-    /// A producer for `job` whose workers run on `pool`, not yet started.
-    pub(super) fn new(job: Job, encoder: BoardEncoder, pool: Pool) -> Arc<Producer> {
-        let tasks = Tasks::new(job.problem.n(), job.depth, job.start_after.as_deref());
+    /// A producer for `production` whose workers run on `pool`, not yet started.
+    pub(super) fn new(production: Production, encoder: BoardEncoder, pool: Pool) -> Arc<Producer> {
+        let tasks = Tasks::new(
+            production.problem.n(),
+            production.depth,
+            production.start_after.as_deref(),
+        );
         let head = tasks.next_wanted(0);
         Arc::new(Producer {
-            job,
+            production,
             tasks,
             encoder,
             pool,
@@ -146,7 +150,7 @@ impl Producer {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock means a worker panicked mid-update; `failed` ends the stream.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.state)
     }
 
     /// Takes the head task's next chunk, moving the head on past finished tasks.
@@ -160,17 +164,17 @@ impl Producer {
             if head >= self.tasks.total() {
                 return Take::Done;
             }
-            let Some(slot) = state.slots.get_mut(&head) else {
+            let Some(output) = state.outputs.get_mut(&head) else {
                 break Take::Empty;
             };
-            if let Some(chunk) = slot.chunks.pop_front() {
+            if let Some(chunk) = output.chunks.pop_front() {
                 state.buffered -= chunk.len();
                 break Take::Bytes(chunk);
             }
-            if !slot.done {
+            if !output.done {
                 break Take::Empty;
             }
-            state.slots.remove(&head);
+            state.outputs.remove(&head);
             state.head = self.tasks.next_wanted(head + 1);
         };
         self.schedule(&mut state);
@@ -181,7 +185,7 @@ impl Producer {
     fn head_starved(&self, state: &State) -> bool {
         state.suspended.contains_key(&state.head)
             && state
-                .slots
+                .outputs
                 .get(&state.head)
                 .is_none_or(|s| s.chunks.is_empty())
     }
@@ -192,14 +196,14 @@ impl Producer {
             return true;
         }
         state.next = self.tasks.next_wanted(state.next);
-        state.buffered < self.job.cap
+        state.buffered < self.production.cap
             && (!state.suspended.is_empty() || state.next < self.tasks.total())
     }
 
     /// Queues workers on the pool while tasks are runnable and the stream has fewer than its
     /// workers.
     fn schedule(self: &Arc<Self>, state: &mut State) {
-        while !self.stopped() && state.running < self.job.workers && self.runnable(state) {
+        while !self.stopped() && state.running < self.production.workers && self.runnable(state) {
             state.running += 1;
             let me = self.clone();
             self.pool.spawn(move || me.work());
@@ -213,7 +217,7 @@ impl Producer {
             let head = state.head;
             return state.suspended.remove(&head).map(|at| (head, Some(at)));
         }
-        if state.buffered >= self.job.cap {
+        if state.buffered >= self.production.cap {
             return None;
         }
         if let Some((task, at)) = state.suspended.pop_first() {
@@ -224,7 +228,7 @@ impl Producer {
             return None;
         }
         state.next = task + 1;
-        state.slots.insert(task, Slot::default());
+        state.outputs.insert(task, TaskOutput::default());
         Some((task, None))
     }
 
@@ -240,8 +244,8 @@ impl Producer {
             match self.run(task, at, until) {
                 Run::Finished => {
                     let mut state = self.lock();
-                    if let Some(slot) = state.slots.get_mut(&task) {
-                        slot.done = true;
+                    if let Some(output) = state.outputs.get_mut(&task) {
+                        output.done = true;
                     }
                     drop(state);
                     self.wake.notify_one();
@@ -265,8 +269,8 @@ impl Producer {
     /// Runs task `task` from the resume point `at` (else from the stream's start).
     fn run(&self, task: u64, at: Option<Vec<u8>>, until: Instant) -> Run {
         let prefix = self.tasks.prefix(task);
-        let bound = at.or_else(|| self.job.start_after.clone());
-        let boards = self.lock().slots.get(&task).map_or(0, |s| s.boards);
+        let bound = at.or_else(|| self.production.start_after.clone());
+        let boards = self.lock().outputs.get(&task).map_or(0, |s| s.boards);
         let mut sink = TaskSink {
             producer: self,
             task,
@@ -274,18 +278,23 @@ impl Producer {
             // A task's first boards are published at its first poll: the stream's first
             // message never waits for a chunk to fill.
             published: Instant::now()
-                .checked_sub(self.job.wait)
+                .checked_sub(self.production.wait)
                 .unwrap_or_else(Instant::now),
             until,
             from: bound.clone(),
-            left: self.job.limit.map(|l| l.saturating_sub(boards)),
+            left: self.production.limit.map(|l| l.saturating_sub(boards)),
             pushed: 0,
             end: None,
         };
         if sink.left == Some(0) {
             return Run::Finished;
         }
-        let flow = enumerate_under(&self.job.problem, &prefix, bound.as_deref(), &mut sink);
+        let flow = enumerate_under(
+            &self.production.problem,
+            &prefix,
+            bound.as_deref(),
+            &mut sink,
+        );
         let end = sink.end.take();
         if sink.publish().is_break() {
             return Run::Stopped;
@@ -313,7 +322,7 @@ impl Drop for Worker<'_> {
     }
 }
 
-/// Encodes one task's boards and publishes them to its slot in chunks.
+/// Encodes one task's boards and publishes them to its output in chunks.
 struct TaskSink<'a> {
     producer: &'a Producer,
     task: u64,
@@ -332,7 +341,7 @@ struct TaskSink<'a> {
 }
 
 impl TaskSink<'_> {
-    /// Moves the chunk into the task's slot; `Break` when the stream stopped.
+    /// Moves the chunk into the task's output; `Break` when the stream stopped.
     fn publish(&mut self) -> ControlFlow<()> {
         let producer = self.producer;
         if producer.stopped() {
@@ -349,9 +358,9 @@ impl TaskSink<'_> {
         let mut state = producer.lock();
         state.buffered += chunk.len();
         let head = state.head == self.task;
-        let slot = state.slots.entry(self.task).or_default();
-        slot.boards += std::mem::take(&mut self.pushed);
-        slot.chunks.push_back(chunk);
+        let output = state.outputs.entry(self.task).or_default();
+        output.boards += std::mem::take(&mut self.pushed);
+        output.chunks.push_back(chunk);
         drop(state);
         if head {
             producer.wake.notify_one();
@@ -381,7 +390,7 @@ impl Sink for TaskSink<'_> {
             return ControlFlow::Continue(());
         }
         self.publish()?;
-        if self.producer.lock().buffered >= self.producer.job.cap {
+        if self.producer.lock().buffered >= self.producer.production.cap {
             return self.suspend(columns.to_vec());
         }
         ControlFlow::Continue(())
@@ -392,14 +401,14 @@ impl Sink for TaskSink<'_> {
         if producer.stopped() {
             return ControlFlow::Break(());
         }
-        if !self.chunk.is_empty() && self.published.elapsed() >= producer.job.wait {
+        if !self.chunk.is_empty() && self.published.elapsed() >= producer.production.wait {
             self.publish()?;
         }
         // Every board before `at`'s subtree is pushed, so the search resumes from the least
         // vector under `at` (or from where this run started, when that is later: `at` is then
         // on the way down to it); with two rows or more left that vector is no solution (two
         // queens in column 0), so "strictly after" it loses nothing.
-        let n = producer.job.problem.n() as usize;
+        let n = producer.production.problem.n() as usize;
         if at.len() + 2 <= n && Instant::now() >= self.until && producer.pool.waiting() > 0 {
             let mut resume = at.to_vec();
             resume.resize(n, 0);

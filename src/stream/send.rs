@@ -4,14 +4,15 @@
 //! stream at the limit or the search's end, or early when the client goes away, the server
 //! shuts down or the search reaches the server's time limit, and then stops the producer and
 //! gives back the stream's search slot. An early end's reason goes out on its own channel,
-//! ahead of queued messages ([`super::Messages`]), so it never waits for a slow reader.
+//! ahead of queued messages (`Messages`, in `mod.rs`), so it never waits for a slow reader.
 
-use super::End;
 use super::encode::EncodedBatch;
+use super::end::{Cutoffs, End};
 use super::produce::{Producer, Take};
+use super::stall::send_within;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 
 /// One stream's sender.
 pub(super) struct Sender {
@@ -19,7 +20,8 @@ pub(super) struct Sender {
     pub(super) tx: mpsc::Sender<EncodedBatch>,
     /// Where the reason of an early end goes.
     pub(super) end: oneshot::Sender<End>,
-    pub(super) stopping: watch::Receiver<bool>,
+    /// The server's shutdown, its time limit on one search and the call's deadline.
+    pub(super) cutoffs: Cutoffs,
     /// Bytes of one board's entry.
     pub(super) entry_len: usize,
     /// Messages carry packed records.
@@ -30,19 +32,8 @@ pub(super) struct Sender {
     pub(super) limit: Option<u64>,
     /// Longest a board waits in a partly filled message.
     pub(super) flush: Duration,
-    /// The server's time limit on one search, and when this one reaches it.
-    pub(super) time_limit: Duration,
-    pub(super) deadline: Instant,
-    /// The call's deadline, if it has one.
-    pub(super) call_deadline: Option<Instant>,
     /// Longest a message waits for the reader to make room.
     pub(super) stall: Duration,
-}
-
-/// Why sending stopped early: the stream's end, or the client leaving.
-enum Stop {
-    End(End),
-    ClientGone,
 }
 
 impl Sender {
@@ -53,19 +44,19 @@ impl Sender {
         self.producer.stop();
         drop(slot);
         match result {
-            Err(Stop::End(end)) => {
-                let _ = self.end.send(end);
-            }
-            Err(Stop::ClientGone) => {
+            Err(End::ClientGone) => {
                 metrics::counter!("queens_streams_client_gone_total", "grpc_method" => "Enumerate")
                     .increment(1);
+            }
+            Err(end) => {
+                let _ = self.end.send(end);
             }
             Ok(()) => {}
         }
     }
 
     /// Moves the producer's bytes into messages until the stream is complete.
-    async fn pump(&mut self) -> Result<(), Stop> {
+    async fn pump(&mut self) -> Result<(), End> {
         let entry = self.entry_len;
         let mut batch = Vec::new();
         let mut in_batch = 0;
@@ -107,7 +98,7 @@ impl Sender {
                     self.wait(in_batch > 0, due).await?;
                 }
                 Take::Done => break,
-                Take::Failed => return Err(Stop::End(End::Failed)),
+                Take::Failed => return Err(End::Failed),
             }
         }
         if in_batch > 0 {
@@ -117,7 +108,7 @@ impl Sender {
     }
 
     /// Waits for the producer's next bytes, or for `due` when a partial message is waiting.
-    async fn wait(&mut self, partial: bool, due: Duration) -> Result<(), Stop> {
+    async fn wait(&mut self, partial: bool, due: Duration) -> Result<(), End> {
         let flush = async {
             if partial {
                 tokio::time::sleep(due).await;
@@ -128,44 +119,21 @@ impl Sender {
         tokio::select! {
             () = self.producer.wake.notified() => Ok(()),
             () = flush => Ok(()),
-            () = self.tx.closed() => Err(Stop::ClientGone),
-            end = ends(&mut self.stopping, self.deadline, self.time_limit, self.call_deadline) => Err(Stop::End(end)),
+            () = self.tx.closed() => Err(End::ClientGone),
+            end = self.cutoffs.reached() => Err(end),
         }
     }
 
     /// Sends `batch` as one message, waiting for room in the channel.
-    async fn send(&mut self, batch: &mut Vec<u8>) -> Result<(), Stop> {
+    async fn send(&mut self, batch: &mut Vec<u8>) -> Result<(), End> {
         let capacity = self.per_message * self.entry_len;
         let message = EncodedBatch {
             bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
             packed: self.packed,
         };
-        let stall = self.stall;
         tokio::select! {
-            sent = self.tx.send(message) => sent.map_err(|_| Stop::ClientGone),
-            end = ends(&mut self.stopping, self.deadline, self.time_limit, self.call_deadline) => Err(Stop::End(end)),
-            () = tokio::time::sleep(stall) => Err(Stop::End(End::Stalled { after: stall })),
+            sent = send_within(&self.tx, message, self.stall) => sent,
+            end = self.cutoffs.reached() => Err(end),
         }
-    }
-}
-
-/// Completes with the reason when the server shuts down, the search reaches the server's
-/// time limit (at `deadline`) or the call's deadline passes.
-async fn ends(
-    stopping: &mut watch::Receiver<bool>,
-    deadline: Instant,
-    time_limit: Duration,
-    call_deadline: Option<Instant>,
-) -> End {
-    let call = async {
-        match call_deadline {
-            Some(at) => tokio::time::sleep_until(at.into()).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = stopping.wait_for(|stop| *stop) => End::ShuttingDown,
-        () = tokio::time::sleep_until(deadline.into()) => End::TimeLimit { limit: time_limit },
-        () = call => End::Deadline,
     }
 }

@@ -6,6 +6,7 @@ use super::*;
 use crate::solver::{Shard, Sink, Square, enumerate};
 use std::ops::ControlFlow;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio_stream::StreamExt;
 
 /// The sequential search's boards, encoded.
@@ -176,67 +177,70 @@ where
     out
 }
 
-#[tokio::test]
-async fn a_client_that_goes_away_gives_back_the_slot() {
+/// A stream of an n-board on two workers (the call's `deadline` if given) whose slot is
+/// watched: its messages, the slot, and the switch that shuts the server down.
+fn watched(
+    n: u32,
+    settings: &Settings,
+    deadline: Option<Duration>,
+) -> (Messages, Arc<()>, watch::Sender<bool>) {
     let pool = Pool::new(2);
     let slot = Arc::new(());
-    let (_stop, stopping) = watch::channel(false);
-    let mut rx = start(
-        job(16, &[], false, None),
-        &settings(2, 1 << 20),
+    let (stop, stopping) = watch::channel(false);
+    let rx = start(
+        job(n, &[], false, None),
+        settings,
         &pool,
-        (stopping, None),
+        (stopping, deadline),
         slot.clone(),
     );
-    assert!(rx.next().await.is_some());
-    drop(rx);
+    (rx, slot, stop)
+}
+
+/// Waits until the stream has given `slot` back, failing after 5 s.
+async fn given_back(slot: &Arc<()>, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while Arc::strong_count(&slot) > 1 {
-        assert!(Instant::now() < deadline, "the stream kept its slot");
+    while Arc::strong_count(slot) > 1 {
+        assert!(Instant::now() < deadline, "{what} kept its slot");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
-#[tokio::test]
-async fn shutdown_ends_a_stream_with_its_reason() {
-    let pool = Pool::new(2);
-    let (stop, stopping) = watch::channel(false);
-    let mut rx = start(
-        job(16, &[], false, None),
-        &settings(2, 1 << 20),
-        &pool,
-        (stopping, None),
-        (),
-    );
-    assert!(matches!(rx.next().await, Some(Ok(_))));
-    stop.send(true).expect("a receiver");
-    // A reader too slow to take the queued messages first still hears why the stream ended.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+/// The last item of a stream, read to its end.
+async fn last_item(rx: &mut Messages) -> Option<Result<EncodedBatch, End>> {
     let mut last = None;
     while let Some(item) = rx.next().await {
         last = Some(item);
     }
+    last
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_gives_back_the_slot() {
+    let (mut rx, slot, _stop) = watched(16, &settings(2, 1 << 20), None);
+    assert!(rx.next().await.is_some());
+    drop(rx);
+    given_back(&slot, "the stream").await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_stream_with_its_reason() {
+    let (mut rx, _slot, stop) = watched(16, &settings(2, 1 << 20), None);
+    assert!(matches!(rx.next().await, Some(Ok(_))));
+    stop.send(true).expect("a receiver");
+    // A reader too slow to take the queued messages first still hears why the stream ended.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let last = last_item(&mut rx).await;
     assert!(matches!(last, Some(Err(End::ShuttingDown))), "{last:?}");
 }
 
 #[tokio::test]
 async fn the_calls_deadline_ends_a_stream_and_frees_its_slot() {
-    let pool = Pool::new(2);
-    let slot = Arc::new(());
-    let (_stop, stopping) = watch::channel(false);
-    let mut rx = start(
-        job(18, &[], false, None),
-        &settings(2, 1 << 20),
-        &pool,
-        (stopping, Some(Duration::from_millis(300))),
-        slot.clone(),
-    );
+    let (mut rx, slot, _stop) =
+        watched(18, &settings(2, 1 << 20), Some(Duration::from_millis(300)));
     let began = Instant::now();
-    let mut last = None;
     // A reader that keeps reading: the deadline, not the reader, ends the stream.
-    while let Some(item) = rx.next().await {
-        last = Some(item);
-    }
+    let last = last_item(&mut rx).await;
     assert!(matches!(last, Some(Err(End::Deadline))), "{last:?}");
     assert!(began.elapsed() < Duration::from_secs(5));
     assert_eq!(Arc::strong_count(&slot), 1, "the slot is given back");
@@ -244,30 +248,14 @@ async fn the_calls_deadline_ends_a_stream_and_frees_its_slot() {
 
 #[tokio::test]
 async fn a_reader_that_takes_nothing_ends_the_stream_and_frees_its_slot() {
-    let pool = Pool::new(2);
-    let slot = Arc::new(());
-    let (_stop, stopping) = watch::channel(false);
     let settings = Settings {
         stall_timeout: Duration::from_millis(300),
         ..settings(2, 1 << 20)
     };
-    let mut rx = start(
-        job(16, &[], false, None),
-        &settings,
-        &pool,
-        (stopping, None),
-        slot.clone(),
-    );
+    let (mut rx, slot, _stop) = watched(16, &settings, None);
     assert!(matches!(rx.next().await, Some(Ok(_))));
     // Never read again: the slot must come back within the stall timeout and a little.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Arc::strong_count(&slot) > 1 {
-        assert!(Instant::now() < deadline, "a stalled stream kept its slot");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut last = None;
-    while let Some(item) = rx.next().await {
-        last = Some(item);
-    }
+    given_back(&slot, "a stalled stream").await;
+    let last = last_item(&mut rx).await;
     assert!(matches!(last, Some(Err(End::Stalled { .. }))), "{last:?}");
 }

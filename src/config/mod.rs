@@ -1,7 +1,16 @@
 //! Every knob of the server and its default, in one place, each with the reason for its value.
 //!
 //! The binary fills a [`Config`] from its flags; tests build one directly. Nothing here does
-//! any work.
+//! any work, and nothing here takes from the layers above (stream, service, server): they read
+//! these settings.
+//!
+//! # Layout
+//! - here: the defaults and their reasons, [`Config`], [`Seconds`], the TLS files.
+//! - `tokens.rs`: the bearer tokens file ([`Tokens`]) and the lookup of a presented token.
+
+mod tokens;
+
+pub use self::tokens::{Tokens, TokensError};
 
 use std::time::Duration;
 
@@ -174,7 +183,7 @@ pub struct Config {
     /// With TLS: require a client certificate signed by this CA (PEM).
     pub client_ca: Option<Vec<u8>>,
     /// Bearer tokens that calls must carry (health is exempt); none: no authentication.
-    pub tokens: Option<crate::server::Tokens>,
+    pub tokens: Option<Tokens>,
     /// Streams one connection may have open at once.
     pub max_streams_per_connection: u32,
     /// Connections open at once, server-wide.
