@@ -4,7 +4,8 @@
 
 use crate::batch::{LocalCountError, SumError, TaskShardError};
 use crate::config::ReadError;
-use crate::server::{ServeError, TokensError, TracesError};
+use crate::config::TokensError;
+use crate::server::{ServeError, TracesError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -4,8 +4,9 @@
 
 use super::args::ServeArgs;
 use super::error::Error;
+use crate::config::Tokens;
 use crate::config::{self, Config, TlsPem};
-use crate::server::{self, Tokens};
+use crate::server;
 
 impl ServeArgs {
     /// The server's settings these flags ask for, their files read: the flags given, the

@@ -30,9 +30,6 @@ pub use self::listen::ConnInfo;
 pub use self::logs::{LogFormat, init as init_logs};
 pub use self::tls::TlsError;
 pub use self::traces::{Traces, TracesError};
-/// The bearer tokens live with the settings (`crate::config`); re-exported here so the
-/// binary's `queens::server::Tokens` keeps working.
-pub use crate::config::{Tokens, TokensError};
 
 use crate::config::Config;
 use crate::pb::server::queens_server::QueensServer;
