@@ -1,14 +1,13 @@
-//! Authentication, against the `queens` binary over real sockets (issue 13, target 7): bearer
-//! tokens from `--auth-tokens FILE` (calls without a known token are UNAUTHENTICATED, health
-//! checks need none, each token is its own client for the fair share of search slots, and the
-//! CLI sends one from `--token` or `QUEENS_TOKEN`), and mutual TLS with `--tls-client-ca`
-//! (certificates made at run time with rcgen: a client needs a certificate signed by that CA,
-//! from tonic and from the CLI's `--tls-client-cert/--tls-client-key`).
+//! Authentication, against the `queens` binary over real sockets: bearer tokens from `--auth-tokens
+//! FILE` (calls without a known token are UNAUTHENTICATED, health checks need none, each token is
+//! its own client for the fair share of search slots, and the CLI sends one from `--token` or
+//! `QUEENS_TOKEN`), and mutual TLS with `--tls-client-ca` (certificates made at run time with
+//! rcgen: a client needs a certificate signed by that CA, from tonic and from the CLI's
+//! `--tls-client-cert/--tls-client-key`).
 
 mod common;
 
 use common::{ServerProcess, count_request};
-use queens::pb::EnumerateRequest;
 use queens::pb::queens_client::QueensClient;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -105,10 +104,7 @@ async fn calls_need_a_known_bearer_token_and_health_does_not() {
     let status = client.count(count_request(8)).await.unwrap_err();
     assert_unauthenticated(&status, "Count without a token");
     let status = client
-        .enumerate(EnumerateRequest {
-            n: 6,
-            ..Default::default()
-        })
+        .enumerate(common::enumerate_request(6))
         .await
         .unwrap_err();
     assert_unauthenticated(&status, "Enumerate without a token");
@@ -323,6 +319,19 @@ fn new_leaf(
 }
 
 impl Pki {
+    /// A server with this PKI's certificate that asks clients for one signed by its CA
+    /// (`--tls-client-ca`).
+    fn serve(&self) -> ServerProcess {
+        ServerProcess::start(&[
+            "--tls-cert",
+            &self.server_cert,
+            "--tls-key",
+            &self.server_key,
+            "--tls-client-ca",
+            &self.ca,
+        ])
+    }
+
     /// Makes the PKI and writes its files into `dir`.
     fn new(dir: &TempDir) -> Pki {
         let (ca, issuer) = new_ca("queens test CA");
@@ -398,14 +407,7 @@ async fn count_8_over_tls(
 async fn mutual_tls_needs_a_client_certificate_from_the_ca() {
     let dir = TempDir::new("mtls");
     let pki = Pki::new(&dir);
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        &pki.server_cert,
-        "--tls-key",
-        &pki.server_key,
-        "--tls-client-ca",
-        &pki.ca,
-    ]);
+    let server = pki.serve();
     let port = server.addr.port();
 
     let answer = count_8_over_tls(port, &pki.ca, Some((&pki.client_cert, &pki.client_key))).await;
@@ -432,42 +434,27 @@ async fn mutual_tls_needs_a_client_certificate_from_the_ca() {
 fn the_cli_presents_its_client_certificate() {
     let dir = TempDir::new("mtls-cli");
     let pki = Pki::new(&dir);
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        &pki.server_cert,
-        "--tls-key",
-        &pki.server_key,
-        "--tls-client-ca",
-        &pki.ca,
-    ]);
+    let server = pki.serve();
     let url = format!("https://localhost:{}", server.addr.port());
     let tls = ["--addr", url.as_str(), "--ca-cert", pki.ca.as_str()];
 
-    let mut args = vec!["count", "8"];
-    args.extend(tls);
-    args.extend([
-        "--tls-client-cert",
-        pki.client_cert.as_str(),
-        "--tls-client-key",
-        pki.client_key.as_str(),
-    ]);
-    let (code, out, err) = cli(&args, None);
+    // `count 8` over TLS, presenting this certificate and key (if any).
+    let count_as = |cert: Option<(&str, &str)>| {
+        let mut args = vec!["count", "8"];
+        args.extend(tls);
+        if let Some((cert, key)) = cert {
+            args.extend(["--tls-client-cert", cert, "--tls-client-key", key]);
+        }
+        cli(&args, None)
+    };
+
+    let (code, out, err) = count_as(Some((&pki.client_cert, &pki.client_key)));
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "solutions: 92\nfundamental: 12\n");
 
-    let mut args = vec!["count", "8"];
-    args.extend(tls);
-    let (code, out, _) = cli(&args, None);
+    let (code, out, _) = count_as(None);
     assert_ne!(code, 0, "served without a client certificate: {out}");
 
-    let mut args = vec!["count", "8"];
-    args.extend(tls);
-    args.extend([
-        "--tls-client-cert",
-        pki.stranger_cert.as_str(),
-        "--tls-client-key",
-        pki.stranger_key.as_str(),
-    ]);
-    let (code, out, _) = cli(&args, None);
+    let (code, out, _) = count_as(Some((&pki.stranger_cert, &pki.stranger_key)));
     assert_ne!(code, 0, "served a certificate from another CA: {out}");
 }

@@ -4,18 +4,27 @@
 
 mod common;
 
-use common::ServerProcess;
+use common::{ServerProcess, cpu_ticks};
 use queens::pb::EnumerateRequest;
 use std::time::Duration;
 use tonic::Code;
 
-/// The CPU time (user + system, in clock ticks of 10 ms) the process has used.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+/// A server started with `args`, a client of it, and an Enumerate stream of the n×n board
+/// (`compact` or with rows) whose first message has arrived.
+async fn streaming_server(
+    args: &[&str],
+    n: u32,
+    compact: bool,
+) -> (
+    ServerProcess,
+    queens::client::Client,
+    tonic::Streaming<queens::pb::EnumerateResponse>,
+) {
+    let server = ServerProcess::start(args);
+    let mut client = server.client().await;
+    let mut stream = common::open_stream(&mut client, n, compact).await;
+    assert!(stream.message().await.unwrap().is_some());
+    (server, client, stream)
 }
 
 /// Asserts that, one second from now, the server stays idle for the second after that.
@@ -34,7 +43,7 @@ async fn assert_goes_idle(pid: u32, what: &str) {
 #[tokio::test]
 async fn leaving_a_stream_stops_its_producer() {
     let server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let mut stream = client
         .enumerate(EnumerateRequest {
             n: 18,
@@ -58,7 +67,7 @@ async fn leaving_a_stream_stops_its_producer() {
 #[tokio::test]
 async fn a_count_past_its_deadline_stops() {
     let server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let mut request = tonic::Request::new(common::count_request(20));
     request.set_timeout(Duration::from_millis(300));
     let status = client.count(request).await.unwrap_err();
@@ -74,7 +83,7 @@ async fn a_count_past_its_deadline_stops() {
 #[tokio::test]
 async fn a_count_abandoned_by_its_caller_stops() {
     let server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let call = client.count(common::count_request(20));
     // Give up after half a second: the call future is dropped, the client resets the stream.
     assert!(
@@ -88,11 +97,9 @@ async fn a_count_abandoned_by_its_caller_stops() {
 
 #[tokio::test]
 async fn sigterm_ends_a_stream_nobody_reads_within_the_grace() {
-    let mut server = ServerProcess::start(&["--shutdown-grace", "2"]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
     // Open a stream of n = 16 with rows and never read it past the first message.
-    let mut stream = common::open_stream(&mut client, 16, false).await;
-    assert!(stream.message().await.unwrap().is_some());
+    let (mut server, _client, stream) =
+        streaming_server(&["--shutdown-grace", "2"], 16, false).await;
     let status = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10)))
         .await
         .unwrap()
@@ -103,10 +110,7 @@ async fn sigterm_ends_a_stream_nobody_reads_within_the_grace() {
 
 #[tokio::test]
 async fn sigterm_ends_a_read_stream_with_unavailable() {
-    let mut server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
-    let mut stream = common::open_stream(&mut client, 18, true).await;
-    assert!(stream.message().await.unwrap().is_some());
+    let (mut server, _client, mut stream) = streaming_server(&[], 18, true).await;
     let waiter = tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(15)));
     // Keep reading: the stream must end with UNAVAILABLE "server shutting down".
     let status = common::read_until_error(&mut stream, "the stream ended as if complete").await;
@@ -138,11 +142,9 @@ async fn a_killed_client_process_stops_its_stream() {
 
 #[tokio::test]
 async fn after_sigterm_new_calls_are_refused() {
-    let mut server = ServerProcess::start(&["--shutdown-grace", "3"]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
     // An open stream keeps the server in its grace period after SIGTERM.
-    let mut stream = common::open_stream(&mut client, 18, true).await;
-    assert!(stream.message().await.unwrap().is_some());
+    let (mut server, mut client, stream) =
+        streaming_server(&["--shutdown-grace", "3"], 18, true).await;
     let pid = server.pid();
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
@@ -170,7 +172,7 @@ async fn after_sigterm_new_calls_are_refused() {
 #[tokio::test]
 async fn leaving_a_count_progress_stream_stops_the_count() {
     let server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let mut updates = client
         .count_progress(common::count_request(20))
         .await

@@ -331,11 +331,27 @@ fn sbin(name: &str) -> PathBuf {
     }
 }
 
+/// Sends `signal` to `pid` (a negative pid: that process group); a process already gone is
+/// not an error here.
+fn send_signal(pid: i32, signal: i32) {
+    // SAFETY: kill(2) takes two integers and reads or writes no memory of ours; every caller
+    // names a process (or group) this test started, or a leftover of an earlier run of it.
+    unsafe { libc::kill(pid, signal) };
+}
+
+/// The sum job's `total.txt` in `out` on one line (its lines joined by commas).
+fn totals(out: &Path) -> String {
+    fs::read_to_string(out.join("total.txt"))
+        .expect("total.txt")
+        .trim_end()
+        .replace('\n', ", ")
+}
+
 /// Asks `child` (and its process group) to stop with SIGTERM; SIGKILL after 10 s.
 fn stop(child: &mut Child) {
     let group = -(child.id() as i32);
-    // SAFETY: kill(2) with a process group we started.
-    unsafe { libc::kill(group, libc::SIGTERM) };
+    // A process group we started.
+    send_signal(group, libc::SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
@@ -343,8 +359,8 @@ fn stop(child: &mut Child) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    // SAFETY: as above; whatever is left of the group goes.
-    unsafe { libc::kill(group, libc::SIGKILL) };
+    // Whatever is left of the group goes.
+    send_signal(group, libc::SIGKILL);
     let _ = child.wait();
 }
 
@@ -365,8 +381,8 @@ fn stop_stale_daemons(dir: &Path) {
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if comm.trim() == name {
             eprintln!("slurm: stopping {name} (pid {pid}) left by an earlier run");
-            // SAFETY: kill(2) of a daemon our own earlier run started (its name checked).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // A daemon our own earlier run started (its name checked).
+            send_signal(pid, libc::SIGKILL);
         }
     }
     kill_job_processes(dir);
@@ -397,8 +413,8 @@ fn kill_job_processes(dir: &Path) {
                         .any(|fd| fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(dir)))
                 });
         if ours {
-            // SAFETY: kill(2) of a process of one of our own test jobs.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // A process of one of our own test jobs.
+            send_signal(pid, libc::SIGKILL);
         }
     }
 }
@@ -508,10 +524,7 @@ fn slurm_array_counts_n15_exactly_also_with_a_task_requeued_mid_run() {
     eprintln!(
         "slurm: {SHARDS} tasks of n = {N} and the sum in {:.1} s: {}",
         t.elapsed().as_secs_f64(),
-        fs::read_to_string(out.join("total.txt"))
-            .unwrap()
-            .trim_end()
-            .replace('\n', ", ")
+        totals(&out)
     );
 
     // 2. Task 7 requeued while it runs, held between its count and its rename.
@@ -606,10 +619,7 @@ fn slurm_array_counts_n15_exactly_also_with_a_task_requeued_mid_run() {
     eprintln!(
         "slurm: again with task {task} requeued mid-run in {:.1} s: {}",
         t.elapsed().as_secs_f64(),
-        fs::read_to_string(out.join("total.txt"))
-            .unwrap()
-            .trim_end()
-            .replace('\n', ", ")
+        totals(&out)
     );
     // 3. An array whose ids are not 0..K-1 is refused by every task, naming the variable,
     //    and leaves no shard file.

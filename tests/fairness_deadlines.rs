@@ -1,9 +1,8 @@
-//! Fair search slots and deadlines, against the `queens` binary over real sockets (issue 13,
-//! targets 5 and 6): one client (one peer address) cannot take every search slot while another
-//! client is kept out; an Enumerate honours the call's `grpc-timeout` and gives back its slot
-//! within a second of it; a stream whose reader takes nothing for `--stall-timeout` ends and
-//! gives back its slot; a unary Count past its deadline answers DEADLINE_EXCEEDED, not
-//! CANCELLED.
+//! Fair search slots and deadlines, against the `queens` binary over real sockets: one client (one
+//! peer address) cannot take every search slot while another client is kept out; an Enumerate
+//! honours the call's `grpc-timeout` and gives back its slot within a second of it; a stream whose
+//! reader takes nothing for `--stall-timeout` ends and gives back its slot; a unary Count past its
+//! deadline answers DEADLINE_EXCEEDED, not CANCELLED.
 //!
 //! Clients from another address bind their socket to 127.0.0.2 (all of 127/8 is loopback on
 //! Linux). A tonic client also runs a timer of its own for `grpc-timeout` (and reports it as
@@ -12,7 +11,7 @@
 
 mod common;
 
-use common::{ServerProcess, count_request};
+use common::{A000170, ServerProcess, count_8_by, count_request};
 use prost::Message;
 use queens::pb::EnumerateRequest;
 use queens::pb::queens_client::QueensClient;
@@ -22,8 +21,8 @@ use tokio::time::timeout;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Status};
 
-/// Solutions of the 10×10 board (OEIS A000170).
-const SOLUTIONS_10: u64 = 724;
+/// Solutions of the 10×10 board.
+const SOLUTIONS_10: u64 = A000170[9];
 
 /// A client of `url` whose connection comes from the local address `source`.
 async fn client_from(url: &str, source: &str) -> QueensClient<Channel> {
@@ -140,25 +139,6 @@ async fn four_slots_one_client_takes_two() {
     one_client_cannot_take_every_slot(4).await;
 }
 
-/// Retries Count n = 8 until `until`; panics with the last refusal if no slot was free by then.
-async fn count_8_by(client: &mut QueensClient<Channel>, until: Instant, why: &str) {
-    loop {
-        let attempt = timeout(Duration::from_secs(5), client.count(count_request(8)))
-            .await
-            .expect("Count n = 8 answered within 5 s");
-        match attempt {
-            Ok(response) => {
-                assert_eq!(response.into_inner().solutions, 92);
-                return;
-            }
-            Err(status) if status.code() == Code::ResourceExhausted && Instant::now() < until => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(status) => panic!("{why}: {status:?}"),
-        }
-    }
-}
-
 /// An Enumerate of n = 18, compact.
 fn enumerate_18() -> EnumerateRequest {
     EnumerateRequest {
@@ -166,6 +146,27 @@ fn enumerate_18() -> EnumerateRequest {
         compact: true,
         ..Default::default()
     }
+}
+
+/// Sends the Enumerate `request` to a new server with `--max-searches 1`: (the server, the
+/// client, when the request was sent, the stream).
+async fn sent_to_one_slot(
+    request: Request<EnumerateRequest>,
+) -> (
+    ServerProcess,
+    QueensClient<Channel>,
+    Instant,
+    tonic::Streaming<queens::pb::EnumerateResponse>,
+) {
+    let server = ServerProcess::start(&["--max-searches", "1"]);
+    let mut client = client_from(&server.url(), "127.0.0.1").await;
+    let start = Instant::now();
+    let stream = client
+        .enumerate(request)
+        .await
+        .expect("stream opens")
+        .into_inner();
+    (server, client, start, stream)
 }
 
 /// Reads `stream` until it ends or until `limit` after `start`; returns how it ended (`None`:
@@ -196,36 +197,41 @@ async fn read_for(
     (end, bytes, late)
 }
 
+/// Why a test fails when Count n = 8 is still refused a second after a stream's deadline.
+const SLOT_NOT_FREE: &str = "the slot was not free 1 s after the deadline";
+
+/// Asserts that an Enumerate of n = 18 ended with DEADLINE_EXCEEDED (`end` as [`read_for`]
+/// returns it); `ran_on` is the failure when it was still streaming.
+fn assert_ended_by_deadline(end: Option<Result<(), Status>>, ran_on: String) {
+    match end {
+        Some(Err(status)) => assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}"),
+        Some(Ok(())) => panic!("n = 18 cannot be enumerated in a second"),
+        None => panic!("{ran_on}"),
+    }
+}
+
 /// An Enumerate of n = 18 (billions of bytes) with a 1 s deadline (`Request::set_timeout`),
 /// read continuously, ends with DEADLINE_EXCEEDED from the server, and with
 /// `--max-searches 1` a Count n = 8 is answered within 1 s of the deadline.
 #[tokio::test]
 async fn enumerate_ends_at_its_deadline_and_gives_back_its_slot() {
-    let server = ServerProcess::start(&["--max-searches", "1"]);
-    let mut client = client_from(&server.url(), "127.0.0.1").await;
     let mut request = Request::new(enumerate_18());
     request.set_timeout(Duration::from_secs(1));
-    let start = Instant::now();
+    let (_server, mut client, start, mut stream) = sent_to_one_slot(request).await;
     let deadline = start + Duration::from_secs(1);
-    let mut stream = client
-        .enumerate(request)
-        .await
-        .expect("stream opens")
-        .into_inner();
     let (end, bytes, _) = read_for(&mut stream, start, Duration::from_secs(3), deadline).await;
-    match end {
-        Some(Err(status)) => assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}"),
-        Some(Ok(())) => panic!("n = 18 cannot be enumerated in a second"),
-        None => panic!(
+    assert_ended_by_deadline(
+        end,
+        format!(
             "the stream ran on 2 s past its 1 s deadline ({} MB read)",
             bytes / 1_000_000
         ),
-    }
+    );
     // The slot is free within a second of the deadline.
     count_8_by(
         &mut client,
         deadline + Duration::from_secs(1),
-        "the slot was not free 1 s after the deadline",
+        SLOT_NOT_FREE,
     )
     .await;
 }
@@ -236,19 +242,12 @@ async fn enumerate_ends_at_its_deadline_and_gives_back_its_slot() {
 /// a stream that runs on.
 #[tokio::test]
 async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
-    let server = ServerProcess::start(&["--max-searches", "1"]);
-    let mut client = client_from(&server.url(), "127.0.0.1").await;
     let mut request = Request::new(enumerate_18());
     request
         .metadata_mut()
         .insert("grpc-timeout", "1S".parse().unwrap());
-    let start = Instant::now();
+    let (_server, mut client, start, mut stream) = sent_to_one_slot(request).await;
     let deadline = start + Duration::from_secs(1);
-    let mut stream = client
-        .enumerate(request)
-        .await
-        .expect("stream opens")
-        .into_inner();
     // Bytes counted as late from a quarter second past the deadline (the server's clock
     // starts when the request arrives, a little after ours).
     let (end, bytes, late) = read_for(
@@ -258,16 +257,15 @@ async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
         deadline + Duration::from_millis(250),
     )
     .await;
-    match end {
-        Some(Err(status)) => assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}"),
-        Some(Ok(())) => panic!("n = 18 cannot be enumerated in a second"),
-        None => panic!(
+    assert_ended_by_deadline(
+        end,
+        format!(
             "grpc-timeout: 1S ignored: still streaming 2 s after the request ({} MB read, \
              {} MB of it after the deadline)",
             bytes / 1_000_000,
             late / 1_000_000
         ),
-    }
+    );
     assert!(
         late < 32_000_000,
         "{late} bytes arrived more than 0.25 s after the deadline ({bytes} in all)"
@@ -275,7 +273,7 @@ async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
     count_8_by(
         &mut client,
         deadline + Duration::from_secs(1),
-        "the slot was not free 1 s after the deadline",
+        SLOT_NOT_FREE,
     )
     .await;
 }

@@ -11,13 +11,7 @@ use std::time::Duration;
 
 /// Starts the `queens` binary with `args`, output captured.
 fn spawn(args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_queens"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start queens")
+    common::spawn_captured(env!("CARGO_BIN_EXE_queens"), args)
 }
 
 fn finish(child: std::process::Child) -> (bool, String, String) {

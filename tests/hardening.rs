@@ -1,4 +1,4 @@
-//! Hardening against hostile peers (issue 13), over real loopback sockets with a raw HTTP/2
+//! Hardening against hostile peers, over real loopback sockets with a raw HTTP/2
 //! client (`common/h2raw.rs`) that sends what no real client would: a hundred thousand
 //! never-finished streams on one connection, streams the server must reset (MadeYouReset,
 //! CVE-2025-8671), connections beyond `--max-connections`, connections that never send the
@@ -14,10 +14,10 @@ mod common;
 #[path = "common/h2raw.rs"]
 mod h2raw;
 
-use common::{ServerProcess, rss_kib, self_signed};
+use common::{ServerProcess, closed_within, cpu_ticks, rss_kib, tls_server};
 use h2raw::Conn;
 use queens::pb::queens_client::QueensClient;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,15 +25,6 @@ use std::time::{Duration, Instant};
 use tonic::Code;
 
 const MIB: u64 = 1024; // in KiB
-
-/// CPU time a process has used (user + system, all threads), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
-    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
 
 /// Clock ticks per second (`getconf CLK_TCK`, else 100).
 fn clk_tck() -> u64 {
@@ -119,27 +110,6 @@ fn warm_idle_rss(server: &ServerProcess) -> u64 {
     assert_eq!(count(server.addr, 8).expect("warm-up Count"), 92);
     std::thread::sleep(Duration::from_millis(300));
     rss_kib(server.pid())
-}
-
-/// How long after `since` the server closed `sock` (EOF or reset), reading and discarding
-/// whatever it sends; `None` if it was still open at `limit`.
-fn closed_within(mut sock: TcpStream, since: Instant, limit: Duration) -> Option<Duration> {
-    sock.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let mut buf = [0u8; 4096];
-    while since.elapsed() < limit {
-        match sock.read(&mut buf) {
-            Ok(0) => return Some(since.elapsed()),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return Some(since.elapsed()),
-        }
-    }
-    None
 }
 
 /// Samples a process's RSS every few milliseconds on a thread, keeping the peak.
@@ -369,6 +339,20 @@ fn connections_beyond_max_connections_are_closed() {
     );
 }
 
+/// On a thread: connects to `addr`, sends `bytes` (nothing more) and returns how long after
+/// that the server closed the connection ([`closed_within`] 15 s).
+fn closed_after_sending(
+    addr: SocketAddr,
+    bytes: &'static [u8],
+) -> std::thread::JoinHandle<Option<Duration>> {
+    std::thread::spawn(move || {
+        let mut sock = TcpStream::connect(addr).unwrap();
+        let since = Instant::now();
+        sock.write_all(bytes).unwrap();
+        closed_within(sock, since, Duration::from_secs(15))
+    })
+}
+
 /// With default flags, a TCP connection that sends nothing, and one that sends only half the
 /// 24-byte preface, are closed by the server within 15 s (the preface timeout is 10 s), and
 /// not at once; a connection that completed its handshake is kept the same while.
@@ -376,16 +360,8 @@ fn connections_beyond_max_connections_are_closed() {
 fn connections_without_a_preface_are_closed() {
     let server = ServerProcess::start(&[]);
     let addr = server.addr;
-    let silent = std::thread::spawn(move || {
-        let sock = TcpStream::connect(addr).unwrap();
-        closed_within(sock, Instant::now(), Duration::from_secs(15))
-    });
-    let half = std::thread::spawn(move || {
-        let mut sock = TcpStream::connect(addr).unwrap();
-        let since = Instant::now();
-        sock.write_all(&h2raw::PREFACE[..12]).unwrap();
-        closed_within(sock, since, Duration::from_secs(15))
-    });
+    let silent = closed_after_sending(addr, &[]);
+    let half = closed_after_sending(addr, &h2raw::PREFACE[..12]);
     let good = Conn::open(addr).expect("handshake");
     let (silent, half) = (silent.join().unwrap(), half.join().unwrap());
     let good = good.stats();
@@ -416,30 +392,16 @@ fn connections_without_a_preface_are_closed() {
 /// 10 s preface timeout); a TLS client is still served.
 #[test]
 fn tls_handshakes_that_never_finish_are_closed() {
-    let dir = std::env::temp_dir().join(format!("queens-hardening-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = self_signed(&dir);
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ]);
+    let (dir, cert, server) = tls_server("hardening-tls");
     let addr = server.addr;
-    let silent = std::thread::spawn(move || {
-        let sock = TcpStream::connect(addr).unwrap();
-        closed_within(sock, Instant::now(), Duration::from_secs(15))
-    });
-    let partial = std::thread::spawn(move || {
-        let mut sock = TcpStream::connect(addr).unwrap();
-        let since = Instant::now();
-        // A handshake record announcing 512 bytes, then the first few of a ClientHello.
-        sock.write_all(&[
+    let silent = closed_after_sending(addr, &[]);
+    // A handshake record announcing 512 bytes, then the first few of a ClientHello.
+    let partial = closed_after_sending(
+        addr,
+        &[
             0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
-        ])
-        .unwrap();
-        closed_within(sock, since, Duration::from_secs(15))
-    });
+        ],
+    );
     let (silent, partial) = (silent.join().unwrap(), partial.join().unwrap());
     let ca = std::fs::read(&cert).unwrap();
     let answer = count_with(addr, 8, Some(&ca));

@@ -7,7 +7,7 @@ mod common;
 
 use common::InProcess;
 use queens::config::Config;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// Opens a connection that does the HTTP/2 handshake and then only reads (never answers a
@@ -17,20 +17,7 @@ fn silent_peer(addr: std::net::SocketAddr, wait: Duration) -> Option<Duration> {
     conn.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
     conn.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap(); // our SETTINGS (empty)
     conn.write_all(&[0, 0, 0, 4, 1, 0, 0, 0, 0]).unwrap(); // ACK of the server's SETTINGS
-    let started = Instant::now();
-    conn.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let mut buf = [0u8; 1024];
-    while started.elapsed() < wait {
-        match conn.read(&mut buf) {
-            Ok(0) => return Some(started.elapsed()),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(_) => return Some(started.elapsed()),
-        }
-    }
-    None
+    common::closed_within(conn, Instant::now(), wait)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{ServerProcess, rss_kib};
-use queens::pb::{CountRequest, EnumerateRequest, Square};
+use queens::pb::{CountRequest, Square};
 use std::io::Write;
 use std::time::{Duration, Instant};
 use tonic::Code;
@@ -13,7 +13,7 @@ use tonic::Code;
 #[tokio::test]
 async fn searches_beyond_the_cap_are_refused_at_once() {
     let server = ServerProcess::start(&["--max-searches", "1"]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
     // The open stream holds the only slot, even while its producer waits for the reader.
@@ -26,10 +26,7 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
         "refused at once"
     );
     let status = client
-        .enumerate(EnumerateRequest {
-            n: 4,
-            ..Default::default()
-        })
+        .enumerate(common::enumerate_request(4))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
@@ -39,24 +36,13 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
     // Leaving the stream frees the slot.
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match client.count(common::count_request(8)).await {
-            Ok(r) => {
-                assert_eq!(r.into_inner().solutions, 92);
-                break;
-            }
-            Err(s) if s.code() == Code::ResourceExhausted && Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(s) => panic!("slot not freed: {s:?}"),
-        }
-    }
+    common::count_8_by(&mut client, deadline, "slot not freed").await;
 }
 
 #[tokio::test]
 async fn searches_end_at_the_servers_time_limit() {
     let server = ServerProcess::start(&["--max-search-seconds", "0.5"]);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let status = client.count(common::count_request(20)).await.unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     assert!(
@@ -68,23 +54,15 @@ async fn searches_end_at_the_servers_time_limit() {
         common::read_until_error(&mut stream, "n = 18 cannot finish in half a second").await;
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     // Both slots are free again.
-    assert_eq!(
-        client
-            .count(common::count_request(8))
-            .await
-            .unwrap()
-            .into_inner()
-            .solutions,
-        92
-    );
+    assert_eq!(common::solutions(&mut client, 8).await, 92);
 }
 
 #[tokio::test]
 async fn a_million_fixed_squares_are_refused_unread() {
     let server = ServerProcess::start(&[]);
-    let mut client = queens::client::connect(&server.url())
+    let mut client = server
+        .client()
         .await
-        .unwrap()
         .max_encoding_message_size(64 * 1024 * 1024);
     let fixed: Vec<Square> = (0..1_000_000)
         .map(|i| Square {
@@ -108,15 +86,7 @@ async fn a_million_fixed_squares_are_refused_unread() {
         rss_kib(server.pid()) < 64 * 1024,
         "the request was not buffered"
     );
-    assert_eq!(
-        client
-            .count(common::count_request(8))
-            .await
-            .unwrap()
-            .into_inner()
-            .solutions,
-        92
-    );
+    assert_eq!(common::solutions(&mut client, 8).await, 92);
 }
 
 #[tokio::test]
@@ -227,7 +197,7 @@ async fn a_slow_reader_keeps_memory_flat() {
     let server = ServerProcess::start(&[]);
     let pid = server.pid();
     let idle = rss_kib(pid);
-    let mut client = queens::client::connect(&server.url()).await.unwrap();
+    let mut client = server.client().await;
     let mut stream = common::open_stream(&mut client, 16, false).await;
     let mut peak = idle;
     let until = Instant::now() + Duration::from_secs(5);

@@ -6,17 +6,11 @@
 mod common;
 
 use common::ServerProcess;
-use std::process::{Command, Stdio};
 
+/// Starts the `queens-load` driver against `url` with `args`, output captured.
 fn driver(url: &str, args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_queens-load"))
-        .args(["--addr", url])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start queens-load")
+    let args = [&["--addr", url], args].concat();
+    common::spawn_captured(env!("CARGO_BIN_EXE_queens-load"), &args)
 }
 
 #[test]

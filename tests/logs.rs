@@ -1,6 +1,6 @@
-//! The server's log (issue 14, in part): `--log-format json` writes one JSON object per line,
-//! and every call gets one line at INFO naming its method, peer, client, status code and
-//! duration; refused calls are logged with their code too.
+//! The server's log: `--log-format json` writes one JSON object per line, and every call gets one
+//! line at INFO naming its method, peer, client, status code and duration; refused calls are logged
+//! with their code too.
 
 mod common;
 
@@ -11,9 +11,7 @@ use common::{ServerProcess, count_request};
 #[tokio::test]
 async fn each_call_is_one_json_line() {
     let server = ServerProcess::start(&["--log-format", "json"]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let mut client = server.client().await;
     let answer = client.count(count_request(8)).await.expect("count");
     assert_eq!(answer.into_inner().solutions, 92);
     let line = server.next_log("call");

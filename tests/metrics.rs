@@ -13,6 +13,15 @@ mod tools;
 use common::{ServerProcess, count_request, free_port, http_get, open_stream};
 use std::time::{Duration, Instant};
 
+/// A server process with `--metrics-addr` on a free port: the port, the server (stopped when
+/// dropped) and a client connected to it.
+async fn metered_server() -> (u16, ServerProcess, queens::client::Client) {
+    let port = free_port();
+    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
+    let client = server.client().await;
+    (port, server, client)
+}
+
 /// The body of `GET /metrics` on `port`, once `done` holds of it (or after 10 s).
 async fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -49,11 +58,7 @@ fn subproblems(n: u32) -> u64 {
 /// The known calls and their counters, exactly.
 #[tokio::test]
 async fn a_scrape_counts_the_calls_made() {
-    let port = free_port();
-    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let (port, _server, mut client) = metered_server().await;
     for _ in 0..3 {
         let answer = client.count(count_request(8)).await.expect("count");
         assert_eq!(answer.into_inner().solutions, 92);
@@ -168,11 +173,7 @@ async fn a_scrape_counts_the_calls_made() {
 /// ended, and as a Canceled call.
 #[tokio::test]
 async fn a_stream_the_client_drops_is_counted() {
-    let port = free_port();
-    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let (port, _server, mut client) = metered_server().await;
     let mut stream = open_stream(&mut client, 14, false).await;
     stream
         .message()
@@ -196,11 +197,7 @@ async fn a_stream_the_client_drops_is_counted() {
 #[tokio::test]
 async fn prometheus_scrapes_the_service() {
     tools::apt_packages(&["prometheus"]);
-    let port = free_port();
-    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let (port, server, mut client) = metered_server().await;
     for _ in 0..3 {
         client.count(count_request(8)).await.expect("count");
     }
@@ -350,11 +347,7 @@ fn url_encode(text: &str) -> String {
 /// an Enumerate; and it has the panels the operators asked for.
 #[tokio::test]
 async fn the_dashboard_uses_only_exported_metrics() {
-    let port = free_port();
-    let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let (port, _server, mut client) = metered_server().await;
     client.count(count_request(8)).await.expect("count");
     let mut stream = open_stream(&mut client, 6, false).await;
     while stream.message().await.expect("stream").is_some() {}

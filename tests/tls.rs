@@ -3,29 +3,18 @@
 
 mod common;
 
-use common::{ServerProcess, queens_cli, self_signed};
+use common::{queens_cli, self_signed, tls_server};
 
 #[test]
 fn streams_over_tls_and_refuses_plaintext() {
-    let dir = std::env::temp_dir().join(format!("queens-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = self_signed(&dir);
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ]);
+    let (dir, cert, server) = tls_server("tls");
     let url = format!("https://localhost:{}", server.addr.port());
-    let (code, out, err) = queens_cli(&[
-        "enumerate",
-        "6",
-        "--compact",
-        "--addr",
-        &url,
-        "--ca-cert",
-        cert.to_str().unwrap(),
-    ]);
+    // The CLI with `args`, over TLS to the server, trusting the certificate `ca`.
+    let over_tls = |args: &[&str], ca: &std::path::Path| {
+        let ca = ca.to_str().unwrap();
+        queens_cli(&[args, &["--addr", &url, "--ca-cert", ca]].concat())
+    };
+    let (code, out, err) = over_tls(&["enumerate", "6", "--compact"], &cert);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "1,3,5,0,2,4\n2,5,1,4,0,3\n3,0,4,1,5,2\n4,2,0,5,3,1\n");
     // Plaintext HTTP/2 to the TLS port fails.
@@ -35,14 +24,7 @@ fn streams_over_tls_and_refuses_plaintext() {
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     let (stranger, _) = self_signed(&other);
-    let (code, _, _) = queens_cli(&[
-        "count",
-        "6",
-        "--addr",
-        &url,
-        "--ca-cert",
-        stranger.to_str().unwrap(),
-    ]);
+    let (code, _, _) = over_tls(&["count", "6"], &stranger);
     assert_ne!(code, 0, "an untrusted certificate was accepted");
     let _ = std::fs::remove_dir_all(&dir);
 }

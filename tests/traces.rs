@@ -131,9 +131,7 @@ async fn traced_server() -> (ServerProcess, mpsc::UnboundedReceiver<(String, Spa
 #[tokio::test]
 async fn a_traced_call_arrives_as_a_child_span_of_its_trace() {
     let (server, mut spans) = traced_server().await;
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let mut client = server.client().await;
     let answer = client.count(traced_count(8)).await.expect("count");
     assert_eq!(answer.into_inner().solutions, 92);
 
@@ -180,9 +178,7 @@ async fn a_traced_call_arrives_as_a_child_span_of_its_trace() {
 #[tokio::test]
 async fn an_untraced_call_starts_a_trace() {
     let (server, mut spans) = traced_server().await;
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let mut client = server.client().await;
     let mut stream = open_stream(&mut client, 6, false).await;
     while stream.message().await.expect("stream").is_some() {}
     let (_, span) = span_named(&mut spans, "queens.v1.Queens/Enumerate").await;
@@ -198,9 +194,7 @@ async fn an_untraced_call_starts_a_trace() {
 #[tokio::test]
 async fn without_an_exporter_the_log_still_names_the_trace() {
     let server = ServerProcess::start(&["--log-format", "json"]);
-    let mut client = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
+    let mut client = server.client().await;
     client.count(traced_count(6)).await.expect("count");
     let line = server.next_log("call");
     assert_eq!(line["trace_id"], TRACE_ID, "{line}");

@@ -498,23 +498,23 @@ def download(
 # ---------------------------------------------------------------------------- the program
 
 
-def parse_square(text: str) -> pb.Square:
+def parse_pair(text: str, separator: str, form: str) -> tuple[int, int]:
+    """Two integers written with `separator` between them; an argparse error showing `form`
+    otherwise."""
     try:
-        row, column = (int(part) for part in text.split(","))
+        first, second = (int(part) for part in text.split(separator))
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give ROW,COLUMN, e.g. 0,3"
-        ) from None
+        raise argparse.ArgumentTypeError(f"{text!r}: give {form}") from None
+    return first, second
+
+
+def parse_square(text: str) -> pb.Square:
+    row, column = parse_pair(text, ",", "ROW,COLUMN, e.g. 0,3")
     return pb.Square(row=row, column=column)
 
 
 def parse_shard(text: str) -> pb.Shard:
-    try:
-        index, count_ = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give INDEX/COUNT, e.g. 0/4"
-        ) from None
+    index, count_ = parse_pair(text, "/", "INDEX/COUNT, e.g. 0/4")
     return pb.Shard(index=index, count=count_)
 
 

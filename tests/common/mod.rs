@@ -128,6 +128,11 @@ impl ServerProcess {
         format!("http://{}", self.addr)
     }
 
+    /// A client connected to it (panics if it cannot connect).
+    pub async fn client(&self) -> queens::client::Client {
+        queens::client::connect(&self.url()).await.expect("connect")
+    }
+
     /// The next line of its JSON log (`--log-format json`) whose `message` is `message`;
     /// panics after 10 s or on a line that is not JSON.
     pub fn next_log(&self, message: &str) -> serde_json::Value {
@@ -230,6 +235,17 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
     Some(body.to_string())
 }
 
+/// Starts `program` with `args`, stdin empty, stdout and stderr captured.
+pub fn spawn_captured(program: &str, args: &[&str]) -> Child {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {program}: {e}"))
+}
+
 /// Runs the built `queens` binary with `args`; returns (exit code, stdout, stderr).
 pub fn queens_cli(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_queens"))
@@ -261,6 +277,65 @@ pub fn count_request(n: u32) -> CountRequest {
     }
 }
 
+/// An Enumerate request for the whole n×n board, boards with rows.
+pub fn enumerate_request(n: u32) -> queens::pb::EnumerateRequest {
+    queens::pb::EnumerateRequest {
+        n,
+        ..Default::default()
+    }
+}
+
+/// The solutions Count n answers on `client` (panics if the call fails).
+pub async fn solutions(client: &mut queens::client::Client, n: u32) -> u64 {
+    client
+        .count(count_request(n))
+        .await
+        .unwrap_or_else(|status| panic!("Count n = {n}: {status:?}"))
+        .into_inner()
+        .solutions
+}
+
+/// Retries Count n = 8 (each answered within 5 s) until a slot is free; asserts the answer is
+/// 92, and panics with `why` and the last refusal if RESOURCE_EXHAUSTED lasts past `until`.
+pub async fn count_8_by<T>(
+    client: &mut queens::pb::queens_client::QueensClient<T>,
+    until: std::time::Instant,
+    why: &str,
+) where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: tonic::codegen::Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
+    loop {
+        let attempt = tokio::time::timeout(Duration::from_secs(5), client.count(count_request(8)))
+            .await
+            .expect("Count n = 8 answered within 5 s");
+        match attempt {
+            Ok(response) => {
+                assert_eq!(response.into_inner().solutions, 92);
+                return;
+            }
+            Err(status)
+                if status.code() == tonic::Code::ResourceExhausted
+                    && std::time::Instant::now() < until =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(status) => panic!("{why}: {status:?}"),
+        }
+    }
+}
+
+/// The CPU time a process has used (user + system, all threads), in clock ticks.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // Fields after the command name (which may hold spaces): utime is field 14, stime 15.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
 /// Resident memory of a process, in KiB (VmRSS of /proc/PID/status).
 pub fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
@@ -269,6 +344,48 @@ pub fn rss_kib(pid: u32) -> u64 {
         .find(|l| l.starts_with("VmRSS:"))
         .expect("VmRSS");
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// How long after `since` the server closed `sock` (EOF or reset), reading and discarding
+/// whatever it sends; `None` if it was still open at `limit`.
+pub fn closed_within(
+    mut sock: std::net::TcpStream,
+    since: std::time::Instant,
+    limit: Duration,
+) -> Option<Duration> {
+    use std::io::Read;
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    while since.elapsed() < limit {
+        match sock.read(&mut buf) {
+            Ok(0) => return Some(since.elapsed()),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return Some(since.elapsed()),
+        }
+    }
+    None
+}
+
+/// A `queens serve --tls-cert/--tls-key` with a fresh self-signed certificate for localhost,
+/// written into a new folder `queens-{name}-{pid}` under the system's temporary folder:
+/// (that folder, the certificate's path, the server).
+pub fn tls_server(name: &str) -> (std::path::PathBuf, std::path::PathBuf, ServerProcess) {
+    let dir = std::env::temp_dir().join(format!("queens-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = self_signed(&dir);
+    let server = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    (dir, cert, server)
 }
 
 /// Writes a fresh self-signed certificate for localhost / 127.0.0.1 into `dir`; returns the

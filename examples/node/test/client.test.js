@@ -5,27 +5,16 @@
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
-const { connect, count, download, readResumePoint } = require('../client.js');
-const { assertComplete } = require('./helpers.js');
+const { count, download, readResumePoint } = require('../client.js');
+const { assertComplete, onRunningServer } = require('./helpers.js');
 
 const addr = process.env.QUEENS_ADDR;
 let client;
 let dir;
-
-before(() => {
-  assert.ok(addr, 'set QUEENS_ADDR to the host:port of a running queens server');
-  client = connect(addr);
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queens-node-'));
-});
-
-after(() => {
-  client.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+onRunningServer('queens-node-', (opened) => ({ client, dir } = opened));
 
 test('n = 10 streams 724 boards in order, in batches of at most 64', async () => {
   const replies = [];

@@ -1,12 +1,15 @@
-// Shared by the test files: running client.js, a server of a test's own, free ports, and
-// checks on streams of boards.
+// Shared by the test files: running client.js, a server of a test's own, the hooks of a file
+// against a running server, free ports, and checks on streams of boards.
 'use strict';
 
 const assert = require('node:assert/strict');
 const { execFile, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
+const { before, after } = require('node:test');
 
 const SCRIPT = path.join(__dirname, '..', 'client.js');
 // Every run of the client here is over in a few seconds; a hang fails the test.
@@ -82,6 +85,26 @@ function stopServer(server) {
   });
 }
 
+/**
+ * For a test file against a running server (QUEENS_ADDR=host:port): before its tests, connects
+ * a client and makes a fresh temporary folder named from `prefix`, and hands both to
+ * use({ client, dir }); after them, closes the client and removes the folder.
+ */
+function onRunningServer(prefix, use) {
+  let opened;
+  before(() => {
+    const addr = process.env.QUEENS_ADDR;
+    assert.ok(addr, 'set QUEENS_ADDR to the host:port of a running queens server');
+    const { connect } = require('../client.js');
+    opened = { client: connect(addr), dir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)) };
+    use(opened);
+  });
+  after(() => {
+    opened?.client.close();
+    if (opened) fs.rmSync(opened.dir, { recursive: true, force: true });
+  });
+}
+
 /** A server stream's messages. */
 async function collect(call) {
   const replies = [];
@@ -124,6 +147,7 @@ module.exports = {
   freePort,
   startServer,
   stopServer,
+  onRunningServer,
   collect,
   isSolution,
   assertComplete,

@@ -5,27 +5,16 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
 const { connect, download, packedBatches, packedToText, packedToBoards, boardsToPacked } = require('../client.js');
-const { collect, assertComplete, runCli } = require('./helpers.js');
+const { collect, assertComplete, runCli, onRunningServer } = require('./helpers.js');
 
 const addr = process.env.QUEENS_ADDR;
 let client;
 let dir;
-
-before(() => {
-  assert.ok(addr, 'set QUEENS_ADDR to the host:port of a running queens server');
-  client = connect(addr);
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queens-node-packed-'));
-});
-
-after(() => {
-  client.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+onRunningServer('queens-node-packed-', (opened) => ({ client, dir } = opened));
 
 /** The Board stream's and the packed stream's responses for request (compact either way). */
 async function bothForms(request) {
