@@ -197,8 +197,11 @@ async fn read_for(
     (end, bytes, late)
 }
 
-/// Why a test fails when Count n = 8 is still refused a second after a stream's deadline.
-const SLOT_NOT_FREE: &str = "the slot was not free 1 s after the deadline";
+/// Asserts that Count n = 8 is answered 92 within a second of a stream's `deadline`.
+async fn slot_free_a_second_after(client: &mut QueensClient<Channel>, deadline: Instant) {
+    let why = "the slot was not free 1 s after the deadline";
+    count_8_by(client, deadline + Duration::from_secs(1), why).await;
+}
 
 /// Asserts that an Enumerate of n = 18 ended with DEADLINE_EXCEEDED (`end` as [`read_for`]
 /// returns it); `ran_on` is the failure when it was still streaming.
@@ -228,12 +231,7 @@ async fn enumerate_ends_at_its_deadline_and_gives_back_its_slot() {
         ),
     );
     // The slot is free within a second of the deadline.
-    count_8_by(
-        &mut client,
-        deadline + Duration::from_secs(1),
-        SLOT_NOT_FREE,
-    )
-    .await;
+    slot_free_a_second_after(&mut client, deadline).await;
 }
 
 /// The same with `grpc-timeout: 1S` written into the metadata by hand (no client-side
@@ -270,12 +268,7 @@ async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
         late < 32_000_000,
         "{late} bytes arrived more than 0.25 s after the deadline ({bytes} in all)"
     );
-    count_8_by(
-        &mut client,
-        deadline + Duration::from_secs(1),
-        SLOT_NOT_FREE,
-    )
-    .await;
+    slot_free_a_second_after(&mut client, deadline).await;
 }
 
 /// With `--stall-timeout 2 --max-searches 1`, an Enumerate of n = 16 whose reader never takes

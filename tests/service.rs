@@ -427,18 +427,15 @@ async fn every_feature_agrees_with_filtering_the_full_stream() {
             index,
             count: parts,
         });
-        let part = columns(
-            &mut c,
-            EnumerateRequest {
-                n,
-                fundamental: true,
-                shard,
-                compact: true,
-                batch_size: 3,
-                ..Default::default()
-            },
-        )
-        .await;
+        let request = EnumerateRequest {
+            n,
+            fundamental: true,
+            shard,
+            compact: true,
+            batch_size: 3,
+            ..Default::default()
+        };
+        let part = columns(&mut c, request.clone()).await;
         assert!(part.windows(2).all(|w| w[0] < w[1]));
         // Page through the part 4 boards at a time: the pages are the part.
         let mut paged: Vec<Vec<u32>> = Vec::new();
@@ -446,14 +443,9 @@ async fn every_feature_agrees_with_filtering_the_full_stream() {
             let page = columns(
                 &mut c,
                 EnumerateRequest {
-                    n,
-                    fundamental: true,
-                    shard,
-                    compact: true,
-                    batch_size: 3,
                     limit: 4,
                     start_after: paged.last().cloned().unwrap_or_default(),
-                    ..Default::default()
+                    ..request.clone()
                 },
             )
             .await;
