@@ -40,9 +40,11 @@
 //! # The layers (bottom-up; see the notes the layout follows)
 //! `sync`, `solver`, `render`, `pb` are the leaves; `config` may use them; `stream` config and
 //! below; `service` stream and below; `server` service and below. The client side (`client`,
-//! `fanout`, `batch`, `cli`) may use each other (without cycles) and `config` and below, never
-//! `stream`, `service` or `server`. The binaries may use anything; nothing may use the
-//! library root or a binary.
+//! `fanout`, `batch`) may use each other (without cycles) and `config` and below, never
+//! `stream`, `service` or `server`. `cli`, the binary's commands (flags, the serve command,
+//! the client commands' output), sits on top of both: it may use anything, and only the
+//! binaries may use it. The binaries may use anything; nothing may use the library root or a
+//! binary.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
@@ -56,7 +58,10 @@ const LAYERS: [&str; 8] = [
 ];
 
 /// The client side: its modules may use each other and the layers up to [`CLIENT_SIDE_TOP`].
-const CLIENT_SIDE: [&str; 4] = ["client", "fanout", "batch", "cli"];
+const CLIENT_SIDE: [&str; 3] = ["client", "fanout", "batch"];
+
+/// The binary's commands: on top of the server and the client side, used only by the binaries.
+const COMMANDS: &str = "cli";
 
 /// The highest layer the client side may use: it speaks the wire and the solver, never the
 /// stream, service or server internals.
@@ -153,6 +158,12 @@ fn layer_rule(from: &str, to: &str) -> Option<String> {
     }
     if to == "bin" || to == "root" {
         return Some(format!("nothing may use {to}"));
+    }
+    if to == COMMANDS {
+        return Some(format!("only the binaries may use {COMMANDS}"));
+    }
+    if from == COMMANDS {
+        return None;
     }
     let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
     let below = |top: &str| -> Vec<&str> {
@@ -1157,6 +1168,10 @@ mod reader {
         assert_eq!(layer_rule("client", "fanout"), None);
         assert_eq!(layer_rule("batch", "config"), None);
         assert_eq!(layer_rule("bin", "server"), None);
+        assert_eq!(layer_rule("cli", "server"), None);
+        assert_eq!(layer_rule("bin", "cli"), None);
+        assert!(layer_rule("fanout", "cli").is_some());
+        assert!(layer_rule("server", "cli").is_some());
         assert!(layer_rule("config", "server").is_some());
         assert!(layer_rule("fanout", "stream").is_some());
         assert!(layer_rule("solver", "render").is_some());
