@@ -241,6 +241,7 @@ fn count_ref() -> Option<PathBuf> {
 
 /// CPU seconds (user + system) of this process's waited-for children so far.
 fn children_cpu() -> f64 {
+    // SAFETY: `rusage` is plain integers and `timeval`s, for which all zero bytes are a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
@@ -255,7 +256,9 @@ fn process_cpu(pid: u32) -> f64 {
         .split(' ')
         .collect();
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    // SAFETY: sysconf only reads a constant of the system; it takes no pointers.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    ticks / per_second as f64
 }
 
 /// `count-ref -e n | cat`: its boards (16 bytes each at n = 16), wall seconds and

@@ -27,6 +27,7 @@
 //!   fan-out statistics), and the one error type with its exit codes.
 //! - [`render`]: how a board is written as text.
 //! - [`sync`]: the poison-tolerant lock every layer uses.
+//! - [`wire`]: field-by-field conversions between the [`pb`] messages and the solver's types.
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
 //! The binary (`src/main.rs`) only declares the commands and dispatches them to [`cli`];
@@ -45,6 +46,7 @@ pub mod service;
 pub mod solver;
 pub mod stream;
 pub mod sync;
+pub mod wire;
 
 /// Messages and service stubs generated from `proto/queens.proto` (package `queens.v1`).
 #[allow(missing_docs)]

@@ -25,7 +25,7 @@
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 use queens::pb;
-use queens::service::{self, Query};
+use queens::service::Query;
 use queens::solver::{self, CountOptions, Counts, Pool, Problem, QueryError, Shard, Sink, Square, naive};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
@@ -51,8 +51,8 @@ fuzz_target!(|data: &[u8]| {
 
 /// A Count call: validated like the service's `count_problem`, then counted two ways.
 fn count_request(req: &pb::CountRequest) {
-    let fixed = service::squares(&req.fixed);
-    let shard = service::shard(req.shard.as_ref());
+    let fixed = queens::wire::squares(&req.fixed);
+    let shard = queens::wire::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, false, shard) else {
         assert!(query().count(req).is_err(), "the service's reading differs");
         return;
@@ -88,8 +88,8 @@ fn count_request(req: &pb::CountRequest) {
 /// An Enumerate call: validated like the service's `enumeration`, then enumerated into a
 /// checking sink and compared with the oracle.
 fn enumerate_request(req: &pb::EnumerateRequest) {
-    let fixed = service::squares(&req.fixed);
-    let shard = service::shard(req.shard.as_ref());
+    let fixed = queens::wire::squares(&req.fixed);
+    let shard = queens::wire::shard(req.shard.as_ref());
     let Some(problem) = validate(req.n, &fixed, req.fundamental, shard) else {
         assert!(query().enumerate(req).is_err(), "the service's reading differs");
         return;

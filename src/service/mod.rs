@@ -23,7 +23,7 @@ pub use self::admission::{Admission, SearchSlot};
 pub use self::call::{Arrived, CallNote, ClientId};
 pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
-pub use self::query::{Query, shard, squares};
+pub use self::query::Query;
 
 use self::count::DEADLINE_MARGIN;
 use crate::config::Config;

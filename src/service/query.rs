@@ -1,43 +1,13 @@
-//! Requests to validated questions: the conversions from the generated request types to the
-//! solver's, and the checks of a server's limits on top of the solver's own. Shared by the
-//! service, the CLI (`count --local`) and the fuzz target, so all three read a request the
-//! same way. Every refusal is a [`QueryError`] whose message names the field at fault.
+//! Requests to validated questions: the checks of a server's limits on top of the solver's
+//! own. Shared by the service and the fuzz target, so both read a request the same way. Every
+//! refusal is a [`QueryError`] whose message names the field at fault. The field-by-field
+//! conversions between wire and solver types are `crate::wire`'s.
 
 use crate::config;
 use crate::pb;
-use crate::solver::{MAX_N, Problem, QueryError, Shard, Square};
+use crate::solver::{MAX_N, Problem, QueryError};
 use crate::stream::{BoardEncoder, Enumeration, Form};
-
-/// The conversions both ways between a wire message and the solver's type of the same
-/// fields (each field copied as it is).
-macro_rules! same_fields {
-    ($wire:path, $solver:ident { $($field:ident),+ }) => {
-        impl From<&$wire> for $solver {
-            fn from(w: &$wire) -> $solver {
-                $solver { $($field: w.$field),+ }
-            }
-        }
-
-        impl From<$solver> for $wire {
-            fn from(s: $solver) -> $wire {
-                $wire { $($field: s.$field),+ }
-            }
-        }
-    };
-}
-
-same_fields!(pb::Square, Square { row, column });
-same_fields!(pb::Shard, Shard { index, count });
-
-/// The fixed queens of a request, as the solver takes them.
-pub fn squares(fixed: &[pb::Square]) -> Vec<Square> {
-    fixed.iter().map(Square::from).collect()
-}
-
-/// The shard of a request, as the solver takes it (absent: the whole search).
-pub fn shard(shard: Option<&pb::Shard>) -> Shard {
-    shard.map_or(Shard::WHOLE, Shard::from)
-}
+use crate::wire::{shard, squares};
 
 /// A server's limits on requests, on top of the solver's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
