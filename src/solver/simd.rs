@@ -73,42 +73,32 @@ pub fn simd_registers() -> Option<&'static str> {
     }
 }
 
+/// Whether this CPU has every one of the named x86 features (never, on other architectures).
+macro_rules! has_x86_features {
+    ($($feature:tt),+) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            true $(&& std::arch::is_x86_feature_detected!($feature))+
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }};
+}
+
 /// Whether this CPU has the AVX-512 byte, VBMI, BITALG and GFNI instructions the join's
 /// split-bit sampling uses (on top of any tier).
 pub(crate) fn has_avx512_gfni() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-            && std::arch::is_x86_feature_detected!("avx512bitalg")
-            && std::arch::is_x86_feature_detected!("gfni")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    has_x86_features!("avx512f", "avx512bw", "avx512vbmi", "avx512bitalg", "gfni")
 }
 
 /// Whether this CPU has every feature the AVX-512 tier's kernels are compiled with.
 fn has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512cd")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    has_x86_features!("avx512f", "avx512cd")
 }
 
 /// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.
 fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("lzcnt")
-            && std::arch::is_x86_feature_detected!("popcnt")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    has_x86_features!("avx2", "bmi1", "bmi2", "lzcnt", "popcnt")
 }
