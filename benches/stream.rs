@@ -384,7 +384,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// Issue 17's ratios against `count-ref -e n | cat`, measured in rounds that alternate the
+/// The ratios against `count-ref -e n | cat`, measured in rounds that alternate the
 /// peer and every one of ours (medians of `rounds`): a tonic client decoding the generated
 /// types (packed, and compact as before), the server's CPU per board (packed), and the CLI
 /// writing a file (compact, packed).

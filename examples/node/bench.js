@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Throughput of this client against a running server, next to count-ref (the project's
-// reference enumerator, ../../../shared/peers/count-ref.c) timed in the same run:
+// reference enumerator, benches/count-ref.c in this repository) timed in the same run:
 //
 //   node bench.js [--addr URL] [--n 16] [--runs K] [--count-ref PATH] [--server-pid PID]
 //                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay]
@@ -35,7 +35,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { connect, packedBatches, packedToText, PACKED_BATCH_BYTES } = require('./client.js');
 
-const COUNT_REF_SOURCE = path.join(__dirname, '..', '..', '..', 'shared', 'peers', 'count-ref.c');
+const COUNT_REF_SOURCE = path.join(__dirname, '..', '..', 'benches', 'count-ref.c');
 
 const { values } = parseArgs({
   options: {

@@ -7,7 +7,7 @@
 
 Each round times, one after the other on the same machine, `count-ref -e N | cat >
 /dev/null` (the C reference enumerator writing every board as N raw bytes; built here from
-../shared/peers/count-ref.c with gcc -O3 -march=native unless --count-ref names a binary),
+benches/count-ref.c with gcc -O3 -march=native unless --count-ref names a binary),
 then the client draining the same N:
 
 - numpy: the packed stream read into numpy arrays (numpy.frombuffer per response, kept in a
@@ -46,7 +46,7 @@ import queens_pb2 as pb
 import queens_client
 
 HERE = pathlib.Path(__file__).resolve().parent
-COUNT_REF_SOURCE = HERE.parent.parent.parent / "shared" / "peers" / "count-ref.c"
+COUNT_REF_SOURCE = HERE.parent.parent / "benches" / "count-ref.c"
 MODES = ("numpy", "npy", "text", "boards", "replay")
 
 

@@ -1,4 +1,4 @@
-"""What a newcomer to the client program hit (issue 17): http:// URLs as the Rust CLI takes
+"""What a newcomer to the client program hits: http:// URLs as the Rust CLI takes
 them, --addr after the command, --limit and --start-after, a server that is not running,
 and running a finished download again."""
 
