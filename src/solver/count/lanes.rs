@@ -357,7 +357,8 @@ impl LaneSet {
     }
 }
 
-/// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier).
+/// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier). Each tier has a
+/// wrapper of its own because `#[target_feature]` compiles one copy per function.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512cd")]
 fn count_avx512(
