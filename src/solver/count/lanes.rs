@@ -21,7 +21,7 @@
 
 use crate::solver::counts::CountError;
 use crate::solver::geometry::{Square, attack, peaceful};
-use crate::solver::lane::{LANES, choose};
+use crate::solver::lane::LANES;
 use crate::solver::simd::Tier;
 
 /// Rounds between checks for finished lanes.
@@ -260,7 +260,18 @@ impl CountLanes {
             let bavail = !(bc | (b1 | b2) >> OFFSET) & full & (back << 1).wrapping_neg();
             let go_back = !forward && at != 0;
             self.found[i] += u64::from(hit);
-            let pick = |ahead, behind, here| choose(descend, go_back, ahead, behind, here);
+            // Written out here, not called from a shared helper: through a function the
+            // compiler no longer turned these picks into selects across the lanes (Count in
+            // AVX2 lanes measured 2.5x slower that way).
+            let pick = |ahead: u64, behind: u64, here: u64| {
+                if descend {
+                    ahead
+                } else if go_back {
+                    behind
+                } else {
+                    here
+                }
+            };
             self.at[i] = pick(at + 4, at.wrapping_sub(4), at);
             self.cols[i] = pick(fc, bc, cols);
             self.d1[i] = pick(f1, b1, d1);
