@@ -4,8 +4,7 @@
 
 use super::args::ServeArgs;
 use super::error::Error;
-use crate::config::Tokens;
-use crate::config::{self, Config, TlsPem};
+use crate::config::{self, Config, TlsPem, Tokens};
 use crate::server;
 
 impl ServeArgs {
