@@ -43,6 +43,8 @@ fn main() -> ExitCode {
 /// runs the command on it.
 fn start() -> Result<(), cli::Error> {
     let command = Cli::try_parse()?.command;
+    let forced = std::env::var(queens::solver::TIER_VARIABLE).ok();
+    queens::solver::forced_tier(forced.as_deref()).map_err(cli::Error::Tier)?;
     let io_threads = match &command {
         Command::Serve(serve) => serve.io_threads.map(|t| t as usize),
         _ => None,

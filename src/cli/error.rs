@@ -18,6 +18,9 @@ pub enum Error {
     /// The command line is not a valid one (or asked for `--help` or `--version`).
     #[error("{0}")]
     Usage(#[from] clap::Error),
+    /// The environment forces a SIMD tier that is unknown or that this CPU lacks.
+    #[error("{0}")]
+    Tier(String),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),

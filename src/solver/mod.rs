@@ -22,7 +22,7 @@
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
 //! - `count/`: the counting path ([`count`]): border constellations weighted by symmetry,
-//!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 on (AVX-512)
+//!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 on
 //!   by joining half boards.
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
 //! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`
@@ -55,7 +55,7 @@ pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};
 pub use search::{enumerate, enumerate_under};
-pub use simd::simd_registers;
+pub use simd::{TIER_VARIABLE, Tier, forced_tier, simd_registers, tier_name};
 pub use sink::Sink;
 pub use symmetry::class_size;
 pub use tasks::Tasks;

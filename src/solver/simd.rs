@@ -20,7 +20,7 @@
 
 /// The instruction set the solver's SIMD kernels run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Tier {
+pub enum Tier {
     /// AVX-512F and AVX-512CD: lanes written out in 512-bit registers.
     Avx512,
     /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them.
@@ -31,7 +31,7 @@ pub(crate) enum Tier {
 
 impl Tier {
     /// The instruction set's usual name.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Tier::Avx512 => "AVX-512",
             Tier::Avx2 => "AVX2",
@@ -40,7 +40,7 @@ impl Tier {
     }
 
     /// Whether this CPU has every feature the tier's kernels are compiled for.
-    pub(crate) fn available(self) -> bool {
+    pub fn available(self) -> bool {
         match self {
             Tier::Avx512 => has_avx512(),
             Tier::Avx2 => has_avx2(),
@@ -49,12 +49,55 @@ impl Tier {
     }
 }
 
-/// The tier the solver runs in on this CPU: the best one it has. The one place that decides
-/// it. On `Portable` the engines search alone rather than in portable lanes: those are slower
-/// than the scalar search (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of
-/// the baseline's CPU time, against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in
-/// AVX-512 registers).
+/// The environment variable that forces a tier: `avx512`, `avx2` or `portable` (a tier
+/// this CPU lacks is refused, see [`forced_tier`]); unset or empty, the best one is taken.
+pub const TIER_VARIABLE: &str = "QUEENS_SIMD";
+
+/// The tier the solver runs in: the one [`TIER_VARIABLE`] forces, else the best this CPU
+/// has. The one place that decides it, read once per process (a value [`forced_tier`]
+/// refuses counts as unset here; the binary refuses it at start). On `Portable` the engines
+/// search alone rather than in portable lanes: those are slower than the scalar search
+/// (n = 15, measured by forcing them on an AVX-512 machine: 0.87 of the baseline's CPU time,
+/// against 0.32 for the scalar search, 0.21 in AVX2 and 0.15 in AVX-512 registers).
 pub(crate) fn tier() -> Tier {
+    static TIER: std::sync::OnceLock<Tier> = std::sync::OnceLock::new();
+    *TIER.get_or_init(|| {
+        let forced = std::env::var(TIER_VARIABLE).ok();
+        forced_tier(forced.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or_else(best)
+    })
+}
+
+/// The tier a value of [`TIER_VARIABLE`] forces: `None` for no value (or an empty one), an
+/// error naming the variable for an unknown name or a tier this CPU lacks.
+pub fn forced_tier(value: Option<&str>) -> Result<Option<Tier>, String> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let tier = match value.to_ascii_lowercase().as_str() {
+        "avx512" | "avx-512" => Tier::Avx512,
+        "avx2" => Tier::Avx2,
+        "portable" => Tier::Portable,
+        _ => {
+            return Err(format!(
+                "{TIER_VARIABLE}={value}: expected avx512, avx2 or portable"
+            ));
+        }
+    };
+    if !tier.available() {
+        return Err(format!(
+            "{TIER_VARIABLE}={value}: this CPU lacks the {} instructions (best here: {})",
+            tier.name(),
+            best().name()
+        ));
+    }
+    Ok(Some(tier))
+}
+
+/// The best tier this CPU has.
+fn best() -> Tier {
     if has_avx512() {
         Tier::Avx512
     } else if has_avx2() {
@@ -62,6 +105,11 @@ pub(crate) fn tier() -> Tier {
     } else {
         Tier::Portable
     }
+}
+
+/// The name of the tier the solver runs in ("AVX-512", "AVX2" or "portable").
+pub fn tier_name() -> &'static str {
+    tier().name()
 }
 
 /// The SIMD registers Count's lanes run in on this CPU ("AVX-512" or "AVX2"); `None` when

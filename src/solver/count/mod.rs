@@ -1,6 +1,6 @@
 //! The counting path: all eight symmetries through border constellations, split into
 //! independent subproblems that engines on the shared pool take from one queue. Whole plain
-//! boards from n = 16 on, on CPUs with AVX-512, take the join path instead (`join/`: half
+//! boards from n = 16 on, on every CPU, take the join path instead (`join/`: half
 //! boards listed per set of columns and matched, several times faster from n = 18 on), through
 //! the same engines with one key per subproblem; shards and fixed queens stay here.
 //!
