@@ -1,7 +1,7 @@
 //! The join's pair counting: a key's two lists of half words, split recursively on the bit
 //! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair and
 //! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
-//! partitions and pair tests, GFNI bit sampling, AVX2 pair tests). The words come from
+//! partitions and pair tests, GFNI bit sampling, AVX2 partitions and pair tests). The words come from
 //! `tables.rs`, their layout from `word.rs`.
 
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
@@ -41,15 +41,33 @@ pub(super) fn density(words: &[u64], fast: bool) -> [u8; 64] {
         return unsafe { density_gfni(&sample) };
     }
     let _ = fast;
-    let mut counts = [0u8; 64];
-    for mut word in sample {
-        while word != 0 {
-            counts[word.trailing_zeros() as usize] += 1;
-            word &= word - 1;
+    // Byte k of `sums[j]` counts the words with bit 8j + k (at most SAMPLE, no carries).
+    let mut sums = [0u64; 8];
+    for word in sample {
+        for (j, sum) in sums.iter_mut().enumerate() {
+            *sum += SPREAD[((word >> (8 * j)) & 0xff) as usize];
         }
     }
-    counts
+    std::array::from_fn(|bit| (sums[bit / 8] >> (8 * (bit % 8))) as u8)
 }
+
+/// Per byte value, its bits spread one to a byte (bit k to byte k): adding these counts
+/// eight bit positions of many words at once.
+static SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut value = 0;
+    while value < 256 {
+        let mut k = 0;
+        while k < 8 {
+            if value >> k & 1 != 0 {
+                table[value] |= 1 << (8 * k);
+            }
+            k += 1;
+        }
+        value += 1;
+    }
+    table
+};
 
 /// [`density`]'s counts eight words at a time: the register's bytes transposed so that a
 /// quadword holds one byte of each word, each 8 x 8 bit block transposed (GFNI), so that a
@@ -190,6 +208,9 @@ fn partition(
         // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
         // has the AVX-512 tier's features (see `simd.rs`).
         Tier::Avx512 => unsafe { partition_avx512(words, bit, with, without) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
+        Tier::Avx2 => unsafe { partition_avx2(words, bit, with, without) },
         _ => {
             without.extend(words.iter().filter(|&&w| w & bit == 0));
             if let Some(with) = with {
@@ -269,11 +290,140 @@ fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
     total
 }
 
-/// The portable pair tests, compiled for AVX2.
+/// Four pairs per instruction: four words of `xs` at a time against four of `ys`, then the
+/// last words of `xs` one at a time; the last words of `ys` in plain Rust.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
-    leaf_portable(xs, ys)
+    use std::arch::x86_64::*;
+    let whole = ys.len() / 4 * 4;
+    let zero = _mm256_setzero_si256();
+    // SAFETY: `at + 4 <= whole <= ys.len()` at every call, so the 32 bytes read lie in `ys`.
+    let load = |at: usize| unsafe { _mm256_loadu_si256(ys.as_ptr().add(at).cast()) };
+    // Each fitting pair subtracts -1 (all ones) from its lane.
+    let mut acc = [zero; 4];
+    let mut groups = xs.chunks_exact(4);
+    for group in &mut groups {
+        let x: [__m256i; 4] = std::array::from_fn(|k| _mm256_set1_epi64x(group[k] as i64));
+        for at in (0..whole).step_by(4) {
+            let y = load(at);
+            for k in 0..4 {
+                let fits = _mm256_cmpeq_epi64(_mm256_and_si256(x[k], y), zero);
+                acc[k] = _mm256_sub_epi64(acc[k], fits);
+            }
+        }
+    }
+    for &x in groups.remainder() {
+        let x = _mm256_set1_epi64x(x as i64);
+        for at in (0..whole).step_by(4) {
+            let fits = _mm256_cmpeq_epi64(_mm256_and_si256(x, load(at)), zero);
+            acc[0] = _mm256_sub_epi64(acc[0], fits);
+        }
+    }
+    let sum = _mm256_add_epi64(
+        _mm256_add_epi64(acc[0], acc[1]),
+        _mm256_add_epi64(acc[2], acc[3]),
+    );
+    let mut lanes = [0u64; 4];
+    // SAFETY: 32 bytes written to a 32-byte array.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), sum) };
+    lanes.iter().sum::<u64>() + leaf_portable(xs, &ys[whole..])
+}
+
+/// For each 4-bit mask, the 32-bit lane order that moves the masked 64-bit lanes of an AVX2
+/// register to its front, in order (the lanes after them are left as they come).
+#[cfg(target_arch = "x86_64")]
+static COMPRESS: [[u32; 8]; 16] = {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let (mut out, mut lane) = (0, 0);
+        while lane < 4 {
+            if mask >> lane & 1 != 0 {
+                table[mask][2 * out] = 2 * lane as u32;
+                table[mask][2 * out + 1] = 2 * lane as u32 + 1;
+                out += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// The 64-bit lanes of `words` that `mask` (bit k: lane k) selects, moved to the front in
+/// order: AVX2 has no compressing instruction, so a permutation from a table stands in.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) fn compress_avx2(
+    words: std::arch::x86_64::__m256i,
+    mask: usize,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: 32 bytes read from one of the table's 32-byte rows (`mask & 15` picks one).
+    let order = unsafe { _mm256_loadu_si256(COMPRESS[mask & 15].as_ptr().cast()) };
+    _mm256_permutevar8x32_epi32(words, order)
+}
+
+/// [`partition`]'s pass four words at a time, each register compressed ([`compress_avx2`])
+/// and stored whole; the last words in plain Rust.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn partition_avx2(
+    words: &[u64],
+    bit: u64,
+    mut with: Option<&mut Vec<u64>>,
+    without: &mut Vec<u64>,
+) {
+    use std::arch::x86_64::*;
+    // Four slots more: whole registers are stored.
+    let room = |list: &mut Vec<u64>| {
+        list.reserve(words.len() + 4);
+        list.as_mut_ptr()
+    };
+    let b = room(without);
+    let a = with.as_deref_mut().map(room);
+    let bits = _mm256_set1_epi64x(bit as i64);
+    let zero = _mm256_setzero_si256();
+    let whole = words.len() / 4 * 4;
+    let (mut na, mut nb) = (0, 0);
+    for at in (0..whole).step_by(4) {
+        // SAFETY: the load reads the four words from `at`, `at + 4 <= words.len()`; each
+        // store writes four slots from `na` or `nb`, both at most `at`, within the capacity
+        // reserved.
+        unsafe {
+            let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
+            let lacks = _mm256_cmpeq_epi64(_mm256_and_si256(v, bits), zero);
+            let lacks = _mm256_movemask_pd(_mm256_castsi256_pd(lacks)) as usize;
+            _mm256_storeu_si256(b.add(nb).cast(), compress_avx2(v, lacks));
+            nb += lacks.count_ones() as usize;
+            if let Some(a) = a {
+                let has = !lacks & 15;
+                _mm256_storeu_si256(a.add(na).cast(), compress_avx2(v, has));
+                na += has.count_ones() as usize;
+            }
+        }
+    }
+    for &word in &words[whole..] {
+        // SAFETY: `na` and `nb` stay below `words.len()`, within the capacity reserved.
+        unsafe {
+            if word & bit == 0 {
+                b.add(nb).write(word);
+                nb += 1;
+            } else if let Some(a) = a {
+                a.add(na).write(word);
+                na += 1;
+            }
+        }
+    }
+    // SAFETY: the first `na` and `nb` slots were written above.
+    unsafe {
+        without.set_len(nb);
+        if let Some(with) = with {
+            with.set_len(na);
+        }
+    }
 }
 
 /// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`, then

@@ -1,9 +1,11 @@
 //! The join's tables and keys: the placements of each half's two bands of rows by the
 //! columns they take ([`Join`]), the keys (one per orbit of the two mirrors, [`Key`]), and
-//! the building of a key's half words from them (with its AVX-512 kernel). The pair counting
+//! the building of a key's half words from them (with its AVX-512 and AVX2 kernels). The pair counting
 //! lives in `sieve.rs`, the word layout in `word.rs`.
 
 use super::sieve::Sieve;
+#[cfg(target_arch = "x86_64")]
+use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::counts::CountError;
 use crate::solver::simd::Tier;
@@ -257,10 +259,12 @@ impl Join {
     pub(super) fn pairs(&self, key: &Key, tier: Tier) -> u64 {
         thread_local! {
             /// Each thread's lists and sieve, kept from key to key (no allocation per key).
-            static WORK: std::cell::RefCell<(Vec<u64>, Vec<u64>, Sieve)> =
-                std::cell::RefCell::new((Vec::new(), Vec::new(), Sieve::new(0, Tier::Portable)));
+            static WORK: std::cell::RefCell<(Vec<u64>, Vec<u64>, Vec<u64>, Sieve)> =
+                std::cell::RefCell::new(
+                    (Vec::new(), Vec::new(), Vec::new(), Sieve::new(0, Tier::Portable)),
+                );
         }
-        WORK.with_borrow_mut(|(tops, bottoms, sieve)| {
+        WORK.with_borrow_mut(|(tops, bottoms, scratch, sieve)| {
             self.halves(key.top, key.middle, tier, tops);
             self.halves(key.bottom, key.middle, tier, bottoms);
             if tops.is_empty() || bottoms.is_empty() {
@@ -275,8 +279,8 @@ impl Join {
                 *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
             }
             // Both lists in order of balance; the splits keep that order.
-            tops.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
-            bottoms.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+            sort_by_byte(tops, BALANCE_SHIFT, scratch);
+            sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch);
             sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
             sieve.count(tops, bottoms, 0)
         })
@@ -295,11 +299,7 @@ impl Join {
                 && let Some(head) = self.heads.get(&first)
                 && let Some(tail) = self.tails.get(&(columns & !first))
             {
-                for (&test, &share) in head.test.iter().zip(&head.share) {
-                    if share & spare == 0 {
-                        extend(out, [test, share, spare], tail, tier);
-                    }
-                }
+                extend(out, head, tail, spare, tier);
             }
             if first == 0 {
                 break;
@@ -309,22 +309,97 @@ impl Join {
     }
 }
 
-/// Appends to `out` the halves made of one head (its test word and its share, and the
-/// middle queen's bits, which no tail may have) and every tail of `tail` that fits it.
-fn extend(out: &mut Vec<u64>, head: [u64; 3], tail: &Band, tier: Tier) {
-    let len = tail.test.len();
-    out.reserve(len);
+/// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
+/// byte (a counting sort: the balances take a few dozen values, and the lists are long),
+/// `scratch` lent for the pass.
+fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
+    let byte = |word: u64| ((word >> shift) & 0xff) as usize;
+    let mut starts = [0usize; 256];
+    for &word in words.iter() {
+        starts[byte(word)] += 1;
+    }
+    let mut at = 0;
+    for start in starts.iter_mut() {
+        (*start, at) = (at, at + *start);
+    }
+    scratch.clear();
+    scratch.resize(words.len(), 0);
+    for &word in words.iter() {
+        let slot = &mut starts[byte(word)];
+        scratch[*slot] = word;
+        *slot += 1;
+    }
+    std::mem::swap(words, scratch);
+}
+
+/// Appends to `out` the halves made of a head of `heads` (but those that have bits of
+/// `spare`, the middle queen's, which no half may have) and a tail of `tails` that fits it.
+fn extend(out: &mut Vec<u64>, heads: &Band, tails: &Band, spare: u64, tier: Tier) {
+    let room = heads.test.len() * tails.test.len();
+    out.reserve(room);
     let start = out.len();
-    let free = &mut out.spare_capacity_mut()[..len];
+    let free = &mut out.spare_capacity_mut()[..room];
     let added = match tier {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
         // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { extend_avx512(free, head, tail) },
-        _ => extend_portable(free, head, tail),
+        Tier::Avx512 => unsafe { each_head_avx512(free, heads, tails, spare) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
+        Tier::Avx2 => unsafe { each_head_avx2(free, heads, tails, spare) },
+        _ => each_head(free, heads, tails, spare, extend_portable),
     };
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
+}
+
+/// [`extend`]'s loop over the heads, each head's halves written by `one` (which writes at
+/// most `tails`' length of slots, and returns how many it kept) after those kept before.
+#[inline(always)]
+fn each_head(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    heads: &Band,
+    tails: &Band,
+    spare: u64,
+    one: impl Fn(&mut [std::mem::MaybeUninit<u64>], [u64; 3], &Band) -> usize,
+) -> usize {
+    let mut added = 0;
+    for (&test, &share) in heads.test.iter().zip(&heads.share) {
+        if share & spare == 0 {
+            // At most one head's worth of slots was kept per head before, so the rest of
+            // `free` has room for this one's.
+            added += one(&mut free[added..], [test, share, spare], tails);
+        }
+    }
+    added
+}
+
+/// [`each_head`] with the AVX-512 kernel, compiled for it (the kernel inlined).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn each_head_avx512(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    heads: &Band,
+    tails: &Band,
+    spare: u64,
+) -> usize {
+    each_head(free, heads, tails, spare, |free, head, tails| {
+        extend_avx512(free, head, tails)
+    })
+}
+
+/// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn each_head_avx2(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    heads: &Band,
+    tails: &Band,
+    spare: u64,
+) -> usize {
+    each_head(free, heads, tails, spare, |free, head, tails| {
+        extend_avx2(free, head, tails)
+    })
 }
 
 /// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
@@ -352,6 +427,7 @@ fn combine(head: u64, tail: u64) -> u64 {
 /// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
+#[inline]
 fn extend_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
     [test, share, spare]: [u64; 3],
@@ -386,6 +462,60 @@ fn extend_avx512(
                     _mm512_and_si512(_mm512_or_si512(h, rest), low),
                     _mm512_andnot_si512(low, _mm512_add_epi64(h, rest)),
                 ),
+            )
+        };
+        added += fits.count_ones() as usize;
+    }
+    for at in whole..len {
+        let (seen, rest) = (tail.test[at], tail.share[at]);
+        free[added].write(combine(share, rest));
+        added += usize::from(test & seen == 0 && rest & spare == 0);
+    }
+    added
+}
+
+/// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
+/// by a permutation ([`compress_avx2`]) and the register stored whole.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn extend_avx2(
+    free: &mut [std::mem::MaybeUninit<u64>],
+    [test, share, spare]: [u64; 3],
+    tail: &Band,
+) -> usize {
+    use std::arch::x86_64::*;
+    let len = tail.test.len();
+    let whole = len / 4 * 4;
+    let (t, h, p) = (
+        _mm256_set1_epi64x(test as i64),
+        _mm256_set1_epi64x(share as i64),
+        _mm256_set1_epi64x(spare as i64),
+    );
+    let low = _mm256_set1_epi64x(((1u64 << BALANCE_SHIFT) - 1) as i64);
+    let zero = _mm256_setzero_si256();
+    let mut added = 0;
+    for at in (0..whole).step_by(4) {
+        // SAFETY: `at + 4 <= len` for both lists; unaligned loads.
+        let (seen, rest) = unsafe {
+            (
+                _mm256_loadu_si256(tail.test.as_ptr().add(at).cast()),
+                _mm256_loadu_si256(tail.share.as_ptr().add(at).cast()),
+            )
+        };
+        let meets = _mm256_or_si256(_mm256_and_si256(t, seen), _mm256_and_si256(p, rest));
+        let fits = _mm256_cmpeq_epi64(meets, zero);
+        let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
+        let words = _mm256_or_si256(
+            _mm256_and_si256(_mm256_or_si256(h, rest), low),
+            _mm256_andnot_si256(low, _mm256_add_epi64(h, rest)),
+        );
+        // SAFETY: four words go to `free[added..]`, and `added <= at`, so they stay within
+        // its `len` slots.
+        unsafe {
+            _mm256_storeu_si256(
+                free.as_mut_ptr().add(added).cast(),
+                compress_avx2(words, fits),
             )
         };
         added += fits.count_ones() as usize;
