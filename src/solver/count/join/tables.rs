@@ -51,6 +51,15 @@ struct Placed {
     balance: i32,
 }
 
+/// What a thread keeps from key to key so that counting a key allocates nothing: the two
+/// lists of half words, room for sorting them, the sieve.
+struct Work {
+    tops: Vec<u64>,
+    bottoms: Vec<u64>,
+    scratch: Vec<u64>,
+    sieve: Sieve,
+}
+
 /// The tables one board size shares between its keys.
 pub(super) struct Join {
     n: u32,
@@ -259,12 +268,20 @@ impl Join {
     pub(super) fn pairs(&self, key: &Key, tier: Tier) -> u64 {
         thread_local! {
             /// Each thread's lists and sieve, kept from key to key (no allocation per key).
-            static WORK: std::cell::RefCell<(Vec<u64>, Vec<u64>, Vec<u64>, Sieve)> =
-                std::cell::RefCell::new(
-                    (Vec::new(), Vec::new(), Vec::new(), Sieve::new(0, Tier::Portable)),
-                );
+            static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work {
+                tops: Vec::new(),
+                bottoms: Vec::new(),
+                scratch: Vec::new(),
+                sieve: Sieve::new(0, Tier::Portable),
+            });
         }
-        WORK.with_borrow_mut(|(tops, bottoms, scratch, sieve)| {
+        WORK.with_borrow_mut(|work| {
+            let Work {
+                tops,
+                bottoms,
+                scratch,
+                sieve,
+            } = work;
             self.halves(key.top, key.middle, tier, tops);
             self.halves(key.bottom, key.middle, tier, bottoms);
             if tops.is_empty() || bottoms.is_empty() {
