@@ -51,11 +51,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// n = 16 0.19 s against 0.42 s, n = 17 2.0 s against 2.4 s, n = 18 4.4 s against 19.6 s).
 const FROM: u32 = 16;
 
-/// The largest size the join takes: the words would hold n = 23 (two fields of n bits under
-/// the balances' bytes), but the tables grow about fourfold per size (`queens count N
-/// --local`'s peak RSS: n = 21 111 MiB, n = 22 422 MiB), so n = 23 would pass 1 GiB
-/// (extrapolated, not measured).
-pub(super) const MAX: u32 = 22;
+/// The largest size the join takes: a half's word holds the two diagonal fields of n = 24
+/// under the balances' bytes (`word.rs`), and the tables stay well under 2 GiB there
+/// (`queens count N --local`'s peak RSS in its first 80 s, AVX2: n = 23 747 MiB, n = 24
+/// 1,309 MiB). Beyond it Count takes the border constellations.
+pub(super) const MAX: u32 = 24;
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
 /// since the join counts faster there than the constellations' lanes on each (AVX2 and
@@ -128,7 +128,7 @@ impl Subproblem for Part {
             }
             Kind::Key(join, key, tier) => Ok(Partial {
                 solutions: join
-                    .pairs(key, *tier)
+                    .pairs(key, *tier, cancel)?
                     .checked_mul(key.weight)
                     .ok_or(CountError::Overflow)?,
                 classes: 0,

@@ -6,6 +6,7 @@
 
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::simd::{Tier, has_avx512_gfni};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when
 /// `x * y < SPLIT * (x + y)`: a split passes over both blocks to spare a share of their
@@ -13,6 +14,10 @@ use crate::solver::simd::{Tier, has_avx512_gfni};
 /// shards of 1/16,000 of the keys, one thread: 96 to 256 cost the same within noise, 64
 /// and below more).
 const SPLIT: usize = 128;
+
+/// Splits shallower than this poll for cancellation: a key of n = 24 takes about a second,
+/// and its first levels of splits cut it into a few hundred pieces.
+const POLL_DEPTH: usize = 8;
 
 /// Words of each block whose bits choose its split (a spread sample).
 pub(super) const SAMPLE: usize = 32;
@@ -135,8 +140,19 @@ impl Sieve {
 
     /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on a bit
     /// both often have (pairs that both have it cannot fit), until the blocks are small.
-    pub(super) fn count(&mut self, xs: &[u64], ys: &[u64], depth: usize) -> u64 {
+    /// Polls `cancel` at the shallow splits (a few hundred times per key at most) and gives
+    /// up with 0 once it is raised: the caller checks it again and discards the count.
+    pub(super) fn count(
+        &mut self,
+        xs: &[u64],
+        ys: &[u64],
+        depth: usize,
+        cancel: &AtomicBool,
+    ) -> u64 {
         if xs.is_empty() || ys.is_empty() {
+            return 0;
+        }
+        if depth < POLL_DEPTH && cancel.load(Ordering::Relaxed) {
             return 0;
         }
         if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
@@ -157,11 +173,13 @@ impl Sieve {
         let counted = if xs.len() >= ys.len() {
             partition(xs, bit, Some(&mut with), &mut without, self.tier);
             partition(ys, bit, None, &mut rest, self.tier);
-            self.count(&with, &rest, depth + 1) + self.count(&without, ys, depth + 1)
+            self.count(&with, &rest, depth + 1, cancel)
+                + self.count(&without, ys, depth + 1, cancel)
         } else {
             partition(ys, bit, Some(&mut with), &mut without, self.tier);
             partition(xs, bit, None, &mut rest, self.tier);
-            self.count(&rest, &with, depth + 1) + self.count(xs, &without, depth + 1)
+            self.count(&rest, &with, depth + 1, cancel)
+                + self.count(xs, &without, depth + 1, cancel)
         };
         self.levels[depth] = [with, without, rest];
         counted

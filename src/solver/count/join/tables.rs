@@ -264,8 +264,13 @@ impl Join {
         keys
     }
 
-    /// The fitting pairs of halves of `key`.
-    pub(super) fn pairs(&self, key: &Key, tier: Tier) -> u64 {
+    /// The fitting pairs of halves of `key`; `Cancelled` if `cancel` is raised meanwhile.
+    pub(super) fn pairs(
+        &self,
+        key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+    ) -> Result<u64, CountError> {
         thread_local! {
             /// Each thread's lists and sieve, kept from key to key (no allocation per key).
             static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work {
@@ -285,7 +290,7 @@ impl Join {
             self.halves(key.top, key.middle, tier, tops);
             self.halves(key.bottom, key.middle, tier, bottoms);
             if tops.is_empty() || bottoms.is_empty() {
-                return 0;
+                return Ok(0);
             }
             let n = self.n;
             let low = (1u64 << n) - 1;
@@ -299,7 +304,11 @@ impl Join {
             sort_by_byte(tops, BALANCE_SHIFT, scratch);
             sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch);
             sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
-            sieve.count(tops, bottoms, 0)
+            let pairs = sieve.count(tops, bottoms, 0, cancel);
+            if cancel.load(Ordering::Relaxed) {
+                return Err(CountError::Cancelled);
+            }
+            Ok(pairs)
         })
     }
 
@@ -435,10 +444,10 @@ fn extend_portable(
 
 /// A half's word from its two bands' shares: the diagonal fields ORed, the balances added.
 #[inline(always)]
-fn combine(head: u64, tail: u64) -> u64 {
+pub(super) fn combine(head: u64, tail: u64) -> u64 {
     let low = (1u64 << BALANCE_SHIFT) - 1;
-    // The diagonal fields are under 2^42 each, so their sum carries nothing into the field.
-    ((head | tail) & low) | (head.wrapping_add(tail) & !low)
+    // Only the balance fields are added: the diagonal fields reach bit 47 at n = 24.
+    ((head | tail) & low) | (head & !low).wrapping_add(tail & !low)
 }
 
 /// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
@@ -459,6 +468,8 @@ fn extend_avx512(
         _mm512_set1_epi64(spare as i64),
     );
     let low = _mm512_set1_epi64(((1u64 << BALANCE_SHIFT) - 1) as i64);
+    // The head's balance field, added to each tail's (see [`combine`]).
+    let high = _mm512_andnot_si512(low, h);
     let mut added = 0;
     for at in (0..whole).step_by(8) {
         // SAFETY: `at + 8 <= len` for both lists; unaligned loads.
@@ -477,7 +488,7 @@ fn extend_avx512(
                 fits,
                 _mm512_or_si512(
                     _mm512_and_si512(_mm512_or_si512(h, rest), low),
-                    _mm512_andnot_si512(low, _mm512_add_epi64(h, rest)),
+                    _mm512_add_epi64(high, _mm512_andnot_si512(low, rest)),
                 ),
             )
         };
@@ -510,6 +521,8 @@ fn extend_avx2(
         _mm256_set1_epi64x(spare as i64),
     );
     let low = _mm256_set1_epi64x(((1u64 << BALANCE_SHIFT) - 1) as i64);
+    // The head's balance field, added to each tail's (see [`combine`]).
+    let high = _mm256_andnot_si256(low, h);
     let zero = _mm256_setzero_si256();
     let mut added = 0;
     for at in (0..whole).step_by(4) {
@@ -525,7 +538,7 @@ fn extend_avx2(
         let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
         let words = _mm256_or_si256(
             _mm256_and_si256(_mm256_or_si256(h, rest), low),
-            _mm256_andnot_si256(low, _mm256_add_epi64(h, rest)),
+            _mm256_add_epi64(high, _mm256_andnot_si256(low, rest)),
         );
         // SAFETY: four words go to `free[added..]`, and `added <= at`, so they stay within
         // its `len` slots.

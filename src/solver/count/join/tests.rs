@@ -3,7 +3,7 @@
 
 use super::fixed::turn_fixed_from;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
-use super::tables::Join;
+use super::tables::{Join, combine};
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::{MAX, parts};
 use crate::solver::Shard;
@@ -12,11 +12,14 @@ use crate::solver::oeis::{A000170, A002562};
 use crate::solver::simd::{Tier, has_avx512_gfni, tier};
 use std::sync::atomic::AtomicBool;
 
-/// The join's solutions for `n` (4 ≤ n ≤ 22), or for one shard of its keys, on the calling
+/// The join's solutions for `n` (4 ≤ n ≤ 24), or for one shard of its keys, on the calling
 /// thread with the pair tests in `tier` (the tests' way in; Count runs the keys as its
 /// subproblems).
 fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
-    assert!((4..=MAX).contains(&n), "the join counter covers n = 4..=22");
+    assert!(
+        (4..=MAX).contains(&n),
+        "the join counter covers n = 4..=MAX"
+    );
     let join = Join::new(n, &AtomicBool::new(false))?;
     let parts = shard.parts() as usize;
     let mut total = 0u64;
@@ -26,7 +29,7 @@ fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
         .skip(shard.index as usize)
         .step_by(parts)
     {
-        let pairs = join.pairs(&key, tier);
+        let pairs = join.pairs(&key, tier, &AtomicBool::new(false))?;
         let weighted = pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?;
         total = total.checked_add(weighted).ok_or(CountError::Overflow)?;
     }
@@ -205,10 +208,33 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
         assert!(expected > 0);
         for tier in tiers() {
             assert_eq!(
-                Sieve::new(middle, tier).count(&xs, &ys, 0),
+                Sieve::new(middle, tier).count(&xs, &ys, 0, &AtomicBool::new(false)),
                 expected,
                 "{tier:?}, {middle}"
             );
         }
+    }
+}
+
+#[test]
+fn a_half_word_adds_balances_without_carries_from_the_diagonals() {
+    // At n = 24 the diagonal fields reach bit 47: two words with it set must keep it, once,
+    // and add only their balance fields.
+    let field = |balance: u64| balance << BALANCE_SHIFT;
+    let (head, tail) = (1 << 47 | 1 | field(30), 1 << 47 | 2 | field(35));
+    assert_eq!(combine(head, tail), 1 << 47 | 3 | field(65));
+}
+
+#[test]
+fn a_key_stops_when_cancelled() {
+    let join = Join::new(14, &AtomicBool::new(false)).unwrap();
+    let key = join.keys()[0];
+    let cancel = AtomicBool::new(true);
+    for tier in tiers() {
+        assert_eq!(
+            join.pairs(&key, tier, &cancel),
+            Err(CountError::Cancelled),
+            "{tier:?}"
+        );
     }
 }
