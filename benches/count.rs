@@ -22,6 +22,12 @@
 //! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
 //! takes over an hour of CPU.
 //!
+//! `QUEENS_BENCH_SHARDS` adds one line at the end: the CPU time of a count's K shards run
+//! one after another (each a count of its own, as `queens count N --local --shard I/K` runs
+//! them) over the whole count's, for K = 16 and 256, the shards' sum checked against the
+//! whole. Its value is the board size (e.g. `QUEENS_BENCH_SHARDS=19`), or any other non-empty
+//! value but `0` for the largest size benched.
+//!
 //! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
 //! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
 //! `cargo bench --bench count -- 10 11` for a smoke run; `QUEENS_BENCH_THREADS` sets the
@@ -96,9 +102,60 @@ fn main() {
         "/peer",
     );
     let pools = (Pool::new(1), Pool::new(threads));
-    for n in sizes {
+    for &n in &sizes {
         row(n, &setup, &pools);
     }
+    if let Some(n) = shards_size(&sizes) {
+        shard_overhead(n, &pools.1);
+    }
+}
+
+/// Shard counts of the overhead line: one split of a few parts per machine, and a fine one.
+const SHARD_SPLITS: [u32; 2] = [16, 256];
+
+/// The size of the shard overhead line, from `QUEENS_BENCH_SHARDS`: a board size, or the
+/// largest of `sizes` for any other value; none when unset, empty or `0`.
+fn shards_size(sizes: &[u32]) -> Option<u32> {
+    let value = std::env::var("QUEENS_BENCH_SHARDS").ok()?;
+    let value = value.trim();
+    if value.is_empty() || value == "0" {
+        return None;
+    }
+    value
+        .parse()
+        .ok()
+        .filter(|&n| n >= 4)
+        .or_else(|| sizes.iter().copied().max())
+}
+
+/// Prints the CPU time of the K shards of size `n` run one after another on `pool` over the
+/// whole count's, for each K of [`SHARD_SPLITS`]; the shards must add up to the whole.
+fn shard_overhead(n: u32, pool: &Pool) {
+    let whole = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
+    let (expected, _, whole_cpu) = timed(|| counted(&whole, pool));
+    let mut line = format!("n = {n} shards: whole {:.3}s cpu", whole_cpu.as_secs_f64());
+    for k in SHARD_SPLITS {
+        let (parts, _, cpu) = timed(|| {
+            (0..k)
+                .map(|index| {
+                    let shard = Shard { index, count: k };
+                    let part = Problem::new(n, &[], false, shard).expect("a valid shard");
+                    counted(&part, pool)
+                })
+                .collect::<Vec<_>>()
+        });
+        let total = Counts::whole(parts).expect("the parts of one count");
+        assert_eq!(
+            total, expected,
+            "n = {n}: {k} shards do not add up to the whole"
+        );
+        line += &format!(
+            ", {k} shards {:.3}s cpu ({:.3}x)",
+            cpu.as_secs_f64(),
+            cpu.as_secs_f64() / whole_cpu.as_secs_f64()
+        );
+    }
+    println!("{line}");
 }
 
 /// A number from the environment variable `name`, if set and valid.

@@ -3,7 +3,7 @@
 //! a converted question is checked by the solver's `Problem` and the service's `Query`.
 
 use crate::pb;
-use crate::solver::{Shard, Square};
+use crate::solver::{Counts, Shard, Square};
 
 /// The conversions both ways between a wire message and the solver's type of the same
 /// fields (each field copied as it is).
@@ -25,6 +25,14 @@ macro_rules! same_fields {
 
 same_fields!(pb::Square, Square { row, column });
 same_fields!(pb::Shard, Shard { index, count });
+same_fields!(
+    pb::CountResponse,
+    Counts {
+        solutions,
+        fundamental,
+        turn_fixed
+    }
+);
 
 /// The fixed queens of a request, as the solver takes them.
 pub fn squares(fixed: &[pb::Square]) -> Vec<Square> {

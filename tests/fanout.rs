@@ -23,6 +23,8 @@ fn finish(child: std::process::Child) -> (bool, String, String) {
     )
 }
 
+/// n = 16's shards are counted by joining halves, so they carry turn_fixed, not fundamental:
+/// the total's classes are exact only through them.
 #[test]
 fn a_count_survives_losing_a_server() {
     let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();

@@ -809,6 +809,36 @@ async fn count_progress_ends_with_the_exact_result() {
     let last = last.unwrap();
     assert!(last.done);
     assert_eq!(last.fundamental, None);
+    // The shards of n = 16 are counted by joining halves: each answers turn_fixed instead of
+    // fundamental, in Count and CountProgress alike, and the parts make the whole's classes.
+    let (mut solutions, mut turn_fixed) = (0, 0);
+    for index in 0..3 {
+        let request = CountRequest {
+            n: 16,
+            fixed: vec![],
+            shard: Some(Shard { index, count: 3 }),
+        };
+        let r = c.count(request.clone()).await.unwrap().into_inner();
+        assert_eq!(r.fundamental, None, "shard {index}");
+        let mut updates = c.count_progress(request).await.unwrap().into_inner();
+        let mut seen = Vec::new();
+        while let Some(u) = updates.message().await.unwrap() {
+            seen.push(u);
+        }
+        assert!(
+            seen.iter()
+                .all(|u| u.fundamental.is_none() && u.turn_fixed.is_some())
+        );
+        let last = seen.last().expect("a final update");
+        assert_eq!(
+            (last.solutions, last.turn_fixed),
+            (r.solutions, r.turn_fixed)
+        );
+        solutions += r.solutions;
+        turn_fixed += r.turn_fixed.expect("a shard of the join");
+    }
+    assert_eq!(solutions, A000170[15]);
+    assert_eq!((solutions + turn_fixed) / 8, A002562[15]);
     let status = c
         .count_progress(common::count_request(0))
         .await

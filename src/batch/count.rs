@@ -35,9 +35,15 @@ pub struct ShardCount {
     pub shard: ShardId,
     /// Solutions in the shard.
     pub solutions: u64,
-    /// Symmetry classes in the shard (absent with fixed queens).
+    /// Symmetry classes in the shard (absent with fixed queens, and when `turn_fixed` is
+    /// there).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub fundamental: Option<u64>,
+    /// The shard's turn-fixed points, on a shard whose classes are not its own (see
+    /// [`Counts::turn_fixed`](crate::solver::Counts)): `queens sum` finds the whole's
+    /// classes from them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub turn_fixed: Option<u64>,
     /// Seconds the count took.
     pub seconds: f64,
 }
@@ -69,6 +75,7 @@ pub fn count_local(
         },
         solutions: counts.solutions,
         fundamental: counts.fundamental,
+        turn_fixed: counts.turn_fixed,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

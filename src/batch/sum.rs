@@ -1,9 +1,9 @@
 //! The sum of shard lines (`queens sum`): every shard of one sharding there exactly once,
 //! the lines agreeing on the board and the number of shards, the total in checked
-//! arithmetic.
+//! arithmetic, the classes from the lines' turn-fixed points where they have those.
 
 use super::count::ShardCount;
-use crate::solver::Counts;
+use crate::solver::{Counts, PartsError};
 use std::collections::BTreeMap;
 
 /// Why shard lines do not add up to a total.
@@ -61,9 +61,17 @@ pub enum SumError {
         /// Shards with more than one.
         duplicated: Vec<u32>,
     },
-    /// The total does not fit in a `u64`.
-    #[error("the total does not fit in 64 bits")]
-    Overflow,
+    /// The lines' counts do not add up to a total (too large, or parts split in different
+    /// ways: some with `fundamental`, others with `turn_fixed`).
+    #[error("n {n} with {shards} shards: {source}")]
+    Parts {
+        /// Board size.
+        n: u32,
+        /// Number of shards.
+        shards: u32,
+        /// Why.
+        source: PartsError,
+    },
 }
 
 /// The total of a complete set of shard lines.
@@ -75,7 +83,8 @@ pub struct Total {
     pub shards: u32,
     /// Total solutions.
     pub solutions: u64,
-    /// Total symmetry classes, when every shard had them.
+    /// Total symmetry classes, when every shard had them or every shard had turn-fixed
+    /// points (then found from those).
     pub fundamental: Option<u64>,
 }
 
@@ -135,17 +144,12 @@ pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, SumError> 
             duplicated,
         });
     }
-    let mut total = Counts {
-        solutions: 0,
-        fundamental: Some(0),
-    };
-    for c in seen.values() {
-        let part = Counts {
-            solutions: c.solutions,
-            fundamental: c.fundamental,
-        };
-        total = total.checked_add(part).map_err(|_| SumError::Overflow)?;
-    }
+    let parts = seen.values().map(|c| Counts {
+        solutions: c.solutions,
+        fundamental: c.fundamental,
+        turn_fixed: c.turn_fixed,
+    });
+    let total = Counts::whole(parts).map_err(|source| SumError::Parts { n, shards, source })?;
     Ok(Total {
         n,
         shards,

@@ -10,6 +10,7 @@ fn line(index: u32, count: u32, solutions: u64) -> String {
         shard: ShardId { index, count },
         solutions,
         fundamental: Some(1),
+        turn_fixed: None,
         seconds: 0.0,
     })
     .unwrap()
@@ -193,6 +194,48 @@ fn local_shards_sum_to_the_whole() {
     assert_eq!(total.solutions, 724);
     assert_eq!(total.fundamental, Some(92));
     assert_eq!(total.shards, 5);
+}
+
+#[test]
+fn join_shard_lines_carry_turn_fixed_and_sum_to_the_whole() {
+    let lines: Vec<String> = (0..3)
+        .map(|i| {
+            let c = count_local(16, &[], Shard { index: i, count: 3 }, 2).unwrap();
+            assert_eq!(c.fundamental, None);
+            let line = serde_json::to_string(&c).unwrap();
+            assert!(line.contains("\"turn_fixed\":"), "{line}");
+            line
+        })
+        .collect();
+    let total = sum(lines.clone()).unwrap();
+    assert_eq!(total.solutions, 14_772_512);
+    assert_eq!(total.fundamental, Some(1_846_955));
+    // One line from a version that split the count another way: an error, not a number.
+    let mut old: ShardCount = serde_json::from_str(&lines[1]).unwrap();
+    (old.fundamental, old.turn_fixed) = (Some(100), None);
+    let mut mixed = lines.clone();
+    mixed[1] = serde_json::to_string(&old).unwrap();
+    let err = sum(mixed).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SumError::Parts {
+                n: 16,
+                shards: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(err.contains("mix") && err.contains("turn_fixed"), "{err}");
+    // Turn-fixed points that make no whole classes: not the parts of one count.
+    let mut off: ShardCount = serde_json::from_str(&lines[2]).unwrap();
+    off.turn_fixed = off.turn_fixed.map(|t| t + 1);
+    let mut broken = lines;
+    broken[2] = serde_json::to_string(&off).unwrap();
+    let err = sum(broken).unwrap_err().to_string();
+    assert!(err.contains("not all the parts of one count"), "{err}");
 }
 
 #[test]

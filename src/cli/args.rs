@@ -111,8 +111,8 @@ pub struct CountArgs {
     /// --shards, shard $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT).
     #[arg(long, conflicts_with = "endpoints")]
     pub local: bool,
-    /// With --local: print one JSON line (n, shard, solutions, fundamental, seconds) for
-    /// `queens sum`.
+    /// With --local: print one JSON line (n, shard, solutions, fundamental or turn_fixed,
+    /// seconds) for `queens sum`.
     #[arg(long, requires = "local")]
     pub json: bool,
 }

@@ -22,7 +22,7 @@ pub async fn count(args: CountArgs) -> Result<(), Error> {
         let urls = fanout::resolve(&args.spread.endpoints).await?;
         let total =
             with_shards_bar(job.shards, |progress| fanout::count(&job, &urls, progress)).await?;
-        print_counts(total.solutions, total.fundamental);
+        print_counts(total.solutions, total.fundamental, None);
         print_stats(&total.endpoints);
         return Ok(());
     }
@@ -50,6 +50,6 @@ async fn count_on_server(target: &Target, request: CountRequest) -> Result<(), E
     }
     finish(bar);
     let counts = last.ok_or(Error::NoResult)?;
-    print_counts(counts.solutions, counts.fundamental);
+    print_counts(counts.solutions, counts.fundamental, counts.turn_fixed);
     Ok(())
 }

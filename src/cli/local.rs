@@ -18,7 +18,7 @@ pub(super) fn count_local(args: &CountArgs) -> Result<(), Error> {
     if args.json {
         println!("{}", serde_json::to_string(&counted)?);
     } else {
-        print_counts(counted.solutions, counted.fundamental);
+        print_counts(counted.solutions, counted.fundamental, counted.turn_fixed);
     }
     Ok(())
 }
@@ -38,6 +38,6 @@ pub fn sum(args: SumArgs) -> Result<(), Error> {
     let total = batch::sum(lines)?;
     println!("n: {}", total.n);
     println!("shards: {}", total.shards);
-    print_counts(total.solutions, total.fundamental);
+    print_counts(total.solutions, total.fundamental, None);
     Ok(())
 }

@@ -4,11 +4,15 @@
 
 use crate::fanout::EndpointStats;
 
-/// Prints a result's counts on stdout.
-pub(super) fn print_counts(solutions: u64, fundamental: Option<u64>) {
+/// Prints a result's counts on stdout (`turn_fixed`: a part's, whose classes are not its
+/// own).
+pub(super) fn print_counts(solutions: u64, fundamental: Option<u64>, turn_fixed: Option<u64>) {
     println!("solutions: {solutions}");
     if let Some(fundamental) = fundamental {
         println!("fundamental: {fundamental}");
+    }
+    if let Some(turn_fixed) = turn_fixed {
+        println!("turn_fixed: {turn_fixed}");
     }
 }
 

@@ -1,5 +1,5 @@
 //! A fanned-out count: one Count call per shard, and the total summed with checked
-//! arithmetic.
+//! arithmetic (the classes from the shards' turn-fixed points where they have those).
 
 use super::error::Error;
 use super::job::FanoutJob;
@@ -36,15 +36,12 @@ impl ShardTask for CountShard {
             shard: Some(self.job.shard(index)),
         };
         let r = client.count(request).await?.into_inner();
-        let counts = Counts {
-            solutions: r.solutions,
-            fundamental: r.fundamental,
-        };
-        Ok((counts, r.solutions))
+        Ok((Counts::from(&r), r.solutions))
     }
 }
 
-/// Counts `job` over the servers at `urls`, shard by shard, summing with checked arithmetic.
+/// Counts `job` over the servers at `urls`, shard by shard, summing with checked arithmetic
+/// into the whole's exact counts, or failing when the shards' counts do not make them.
 pub async fn count(
     job: &FanoutJob,
     urls: &[String],
@@ -54,13 +51,7 @@ pub async fn count(
         job: Arc::new(job.clone()),
     };
     let (results, endpoints) = run_shards(job, urls, &[], task, progress).await?;
-    let mut total = Counts {
-        solutions: 0,
-        fundamental: Some(0),
-    };
-    for part in results.into_iter().flatten() {
-        total = total.checked_add(part).map_err(|_| Error::Overflow)?;
-    }
+    let total = Counts::whole(results.into_iter().flatten())?;
     Ok(CountTotal {
         solutions: total.solutions,
         fundamental: total.fundamental,

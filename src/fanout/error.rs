@@ -1,6 +1,7 @@
 //! Why a fanned-out run failed: endpoints that do not resolve, shards that failed for good,
 //! and the output directory of an enumeration.
 
+use crate::solver::PartsError;
 use std::path::PathBuf;
 
 /// Why a fanned-out run failed.
@@ -49,9 +50,10 @@ pub enum Error {
         /// The shards left.
         left: Vec<u32>,
     },
-    /// The total does not fit in a `u64`.
-    #[error("the total does not fit in 64 bits")]
-    Overflow,
+    /// The shards' counts do not add up to a total (too large, or split in different
+    /// ways by servers of different versions).
+    #[error("the shards' counts: {0}")]
+    Parts(#[from] PartsError),
     /// A file or directory of the output could not be used.
     #[error("{what} {}: {source}", path.display())]
     Io {

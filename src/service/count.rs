@@ -25,8 +25,8 @@ pub struct RunningCount {
     ends: Pin<Box<dyn Future<Output = Error> + Send>>,
     progress: Arc<Progress>,
     started: Instant,
-    /// Whether the count has a fundamental figure (no fixed queens).
-    fundamental: bool,
+    /// What the count answers besides solutions.
+    answers: Answers,
     /// Raised when the call ends or is dropped (the client went away): the search stops.
     _cancel: RaiseOnDrop,
     /// The call's search slot, held until the count ends.
@@ -107,7 +107,13 @@ impl RunningCount {
         let (tx, result) = oneshot::channel();
         // Listing the subproblems takes a while on big boards: on the pool, never on the
         // runtime's threads.
-        let fundamental = problem.fixed().is_empty();
+        let answers = if solver::answers_turn_fixed(problem) {
+            Answers::TurnFixed
+        } else if problem.fixed().is_empty() {
+            Answers::Classes
+        } else {
+            Answers::Solutions
+        };
         let (problem, on) = (problem.clone(), pool.clone());
         pool.spawn(move || {
             solver::count(&problem, options, &on, move |counted| {
@@ -120,7 +126,7 @@ impl RunningCount {
             ends,
             progress,
             started: Instant::now(),
-            fundamental,
+            answers,
             _cancel: RaiseOnDrop(cancel),
             _slot: Box::new(slot),
             reported,
@@ -143,18 +149,30 @@ impl RunningCount {
         let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         let progress = &self.progress;
         let (solutions, classes) = match last {
-            Some(c) => (c.solutions, c.fundamental.unwrap_or(0)),
+            Some(c) => (c.solutions, c.fundamental.or(c.turn_fixed).unwrap_or(0)),
             None => (load(&progress.solutions), load(&progress.classes)),
         };
         CountUpdate {
             solutions,
-            fundamental: self.fundamental.then_some(classes),
+            fundamental: (self.answers == Answers::Classes).then_some(classes),
+            turn_fixed: (self.answers == Answers::TurnFixed).then_some(classes),
             subproblems_done: load(&progress.done),
             subproblems_total: load(&progress.total),
             elapsed_seconds: self.started.elapsed().as_secs_f64(),
             done: last.is_some(),
         }
     }
+}
+
+/// What a count answers besides its solutions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answers {
+    /// Nothing more (fixed queens).
+    Solutions,
+    /// Its symmetry classes (`fundamental`).
+    Classes,
+    /// Its turn-fixed points (`turn_fixed`): a part whose classes are not its own.
+    TurnFixed,
 }
 
 /// The call's deadline from its `grpc-timeout` header (e.g. `300m`), if any.

@@ -203,10 +203,7 @@ impl Queens for QueensService {
         if let Some(note) = note(&request) {
             note.solutions.store(counts.solutions, Ordering::Relaxed);
         }
-        Ok(Response::new(CountResponse {
-            solutions: counts.solutions,
-            fundamental: counts.fundamental,
-        }))
+        Ok(Response::new(CountResponse::from(counts)))
     }
 
     type CountProgressStream = ReceiverStream<Result<CountUpdate, Status>>;

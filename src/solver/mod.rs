@@ -9,7 +9,8 @@
 //!   the eight [`Symmetry`] maps, the bitboard step from a row to the next.
 //! - `problem.rs`: a validated question ([`Problem`]) and why one is refused ([`QueryError`]).
 //! - `sink.rs`: where enumerated boards go ([`Sink`]).
-//! - `counts.rs`: what a count answers ([`Counts`]) and why it may fail ([`CountError`]).
+//! - `counts.rs`: what a count answers ([`Counts`]), why it may fail ([`CountError`]), and how
+//!   parts make a whole ([`Counts::whole`], [`PartsError`]).
 //! - `search.rs`: the enumeration in lexicographic order, with resume points, limits and
 //!   shards ([`enumerate`], [`enumerate_under`]); also the plain count of small boards.
 //! - `lockstep.rs`: the same enumeration for plain questions, subtrees searched in SIMD
@@ -49,8 +50,8 @@ mod oeis;
 #[cfg(test)]
 mod tests;
 
-pub use count::{CountOptions, Progress, count};
-pub use counts::{CountError, Counts};
+pub use count::{CountOptions, Progress, answers_turn_fixed, count};
+pub use counts::{CountError, Counts, PartsError};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};

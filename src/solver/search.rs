@@ -219,6 +219,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
         Ok(Counts {
             solutions: visitor.solutions,
             fundamental: Some(visitor.classes),
+            turn_fixed: None,
         })
     } else {
         let mut total = 0u64;
@@ -226,6 +227,7 @@ pub fn count(problem: &Problem, cancel: &AtomicBool) -> Result<Counts, CountErro
             ControlFlow::Continue(()) => Ok(Counts {
                 solutions: total,
                 fundamental: None,
+                turn_fixed: None,
             }),
             ControlFlow::Break(()) => Err(CountError::Cancelled),
         }

@@ -1,12 +1,13 @@
 // The expected counts from OEIS, in one place for the unit tests (`include!`d by
 // `src/solver/tests.rs` and `src/solver/count/tests.rs`) and the integration tests.
 
-/// OEIS A000170: solutions of the n-queens problem, n = 1..=16.
-pub const A000170: [u64; 16] = [
+/// OEIS A000170: solutions of the n-queens problem, n = 1..=17.
+pub const A000170: [u64; 17] = [
     1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
+    95815104,
 ];
 
-/// OEIS A002562: symmetry classes of solutions, n = 1..=16.
-pub const A002562: [u64; 16] = [
-    1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955,
+/// OEIS A002562: symmetry classes of solutions, n = 1..=17.
+pub const A002562: [u64; 17] = [
+    1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752, 285053, 1846955, 11977939,
 ];

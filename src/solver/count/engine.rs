@@ -118,20 +118,28 @@ impl<T> Counting<T> {
             (None, Classes::None) => Ok(Counts {
                 solutions: sum.solutions,
                 fundamental: None,
+                turn_fixed: None,
             }),
             (None, Classes::Summed) => Ok(Counts {
                 solutions: sum.solutions,
                 fundamental: Some(sum.classes),
+                turn_fixed: None,
             }),
             (None, Classes::FixedPoints) => match sum.solutions.checked_add(sum.classes) {
                 Some(points) if points % 8 == 0 => Ok(Counts {
                     solutions: sum.solutions,
                     fundamental: Some(points / 8),
+                    turn_fixed: None,
                 }),
                 // Fixed points that do not make whole classes are a bug.
                 Some(_) => Err(CountError::Failed),
                 None => Err(CountError::Overflow),
             },
+            (None, Classes::PassedOn) => Ok(Counts {
+                solutions: sum.solutions,
+                fundamental: None,
+                turn_fixed: Some(sum.classes),
+            }),
         };
         drop(state);
         done(result);

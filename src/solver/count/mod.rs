@@ -1,8 +1,10 @@
 //! The counting path: all eight symmetries through border constellations, split into
-//! independent subproblems that engines on the shared pool take from one queue. Whole plain
-//! boards from n = 16 on, on every CPU, take the join path instead (`join/`: half
-//! boards listed per set of columns and matched, several times faster from n = 18 on), through
-//! the same engines with one key per subproblem; shards and fixed queens stay here.
+//! independent subproblems that engines on the shared pool take from one queue. Plain boards
+//! (no fixed queens) from n = 16 to 22, whole or in shards, on every CPU, take the join path
+//! instead (`join/`: half boards listed per set of columns and matched, several times faster
+//! from n = 18 on), through the same engines with one key per subproblem; fixed queens stay
+//! here. A shard of the join cannot know its own symmetry classes: it answers its turn-fixed
+//! points ([`Counts::turn_fixed`]) instead, from which the sum of all parts finds the whole's.
 //!
 //! Without fixed queens, every solution has one queen on each edge line (row 0, row n-1,
 //! column 0, column n-1). The count searches the completions of one border constellation per
@@ -15,7 +17,7 @@
 //! pinwheel), the same holds under those symmetries: one constellation per orbit that fits
 //! the fixed queens. With other fixed queens, the fixed rows are skipped and the subproblems
 //! are the placements of the first free rows. A shard is the subproblems whose index is the
-//! part's index modulo the number of parts.
+//! part's index modulo the number of parts, on either path.
 //!
 //! A count runs as up to `threads` engines on the shared [`Pool`]. Each engine is one set of
 //! lockstep lanes (`lanes.rs`, 16 boards searched at once in SIMD registers) that takes
@@ -106,16 +108,23 @@ pub fn count(
         return;
     }
     let fixed = problem.fixed();
-    if fixed.is_empty() && shard.parts() == 1 && join::covers(n) && options.lanes {
+    let joined = answers_turn_fixed(problem);
+    if joined || (fixed.is_empty() && join::covers(n) && options.lanes) {
         // One key at a time on each engine, no lanes. The keys and tables take a pool
-        // thread 0.3 s at n = 21 and 3.4 s at n = 22, not the caller's.
+        // thread 0.3 s at n = 21 and 3.4 s at n = 22, not the caller's. A shard's classes
+        // are not its own: it passes its fixed points on.
+        let classes = if joined {
+            Classes::PassedOn
+        } else {
+            Classes::FixedPoints
+        };
         let options = CountOptions {
             lanes: false,
             ..options
         };
         let on = pool.clone();
         pool.spawn(move || match join::parts(n, &options.cancel) {
-            Ok(parts) => start(n, parts, Classes::FixedPoints, options, &on, done),
+            Ok(parts) => start(n, in_shard(parts, shard), classes, options, &on, done),
             Err(error) => done(Err(error)),
         });
     } else if fixed.is_empty() {
@@ -142,6 +151,14 @@ pub fn count(
             done,
         );
     }
+}
+
+/// Whether a count of `problem` answers turn-fixed points ([`Counts::turn_fixed`]) instead
+/// of symmetry classes: a shard of a whole plain board the join counts, whose classes are
+/// not its own. Depends on the problem alone, never on the CPU or the options, so that the
+/// parts of one count, wherever they run, split the same list.
+pub fn answers_turn_fixed(problem: &Problem) -> bool {
+    problem.fixed().is_empty() && problem.shard().parts() > 1 && join::covers(problem.n())
 }
 
 /// The subproblems of `all` that make up `shard`: those whose index is the part's index

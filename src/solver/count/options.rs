@@ -42,16 +42,17 @@ pub struct Progress {
     pub done: AtomicU64,
     /// Solutions of the finished subproblems.
     pub solutions: AtomicU64,
-    /// Symmetry classes of the finished subproblems.
+    /// Symmetry classes of the finished subproblems; on a part whose classes are not its
+    /// own, their turn-fixed points instead (see [`Counts::turn_fixed`](crate::solver::Counts)).
     pub classes: AtomicU64,
 }
 
 impl Progress {
     /// Records one finished subproblem, and passes its counts on; its classes only when they
-    /// are classes (`Classes::Summed`).
+    /// are what the count answers (`Classes::Summed`, `Classes::PassedOn`).
     pub(super) fn add(&self, part: Partial, classes: Classes) -> Partial {
         self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
-        if classes == Classes::Summed {
+        if matches!(classes, Classes::Summed | Classes::PassedOn) {
             self.classes.fetch_add(part.classes, Ordering::Relaxed);
         }
         self.done.fetch_add(1, Ordering::Relaxed);
@@ -70,4 +71,7 @@ pub(super) enum Classes {
     /// / 8, the fixed points being the subproblems' classes (the join path); progress reports
     /// none until then.
     FixedPoints,
+    /// The fixed points summed and answered as they are, as `turn_fixed` (a shard of the
+    /// join path, whose classes are not its own); progress reports them as they come.
+    PassedOn,
 }

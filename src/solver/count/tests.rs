@@ -8,14 +8,14 @@ use super::board::Board;
 use super::constellation::{self, symmetries_of};
 use super::lanes::{self, LaneSet};
 use super::subproblem::Partial;
-use super::{CountOptions, count};
+use super::{CountOptions, answers_turn_fixed, count};
 use crate::solver::geometry::{Symmetry, peaceful};
 use crate::solver::naive;
 use crate::solver::oeis::{A000170, A002562};
 use crate::solver::pool::{Pool, wait};
 use crate::solver::search::count as plain_count;
 use crate::solver::simd::{Tier, tier};
-use crate::solver::{CountError, Counts, Problem, Shard, Square};
+use crate::solver::{CountError, Counts, PartsError, Problem, Shard, Square};
 use proptest::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,29 +57,27 @@ fn plain(p: &Problem) -> Counts {
     plain_count(p, &never()).expect("count")
 }
 
-/// The parts of a split, added up.
+/// The parts of a split, added up into the whole's counts; each part answers classes or
+/// turn-fixed points as [`answers_turn_fixed`] says.
 fn sum_of_parts(n: u32, fixed: &[Square], parts: u32, threads: usize) -> Counts {
-    let mut total = Counts {
-        solutions: 0,
-        fundamental: fixed.is_empty().then_some(0),
-    };
-    for index in 0..parts {
-        let part = fast(
-            &problem(
+    let all: Vec<Counts> = (0..parts)
+        .map(|index| {
+            let p = problem(
                 n,
                 fixed,
                 Shard {
                     index,
                     count: parts,
                 },
-            ),
-            threads,
-        );
-        total.solutions += part.solutions;
-        total.fundamental = total.fundamental.zip(part.fundamental).map(|(a, b)| a + b);
-        assert_eq!(part.fundamental.is_some(), fixed.is_empty());
-    }
-    total
+            );
+            let part = fast(&p, threads);
+            let turns = answers_turn_fixed(&p);
+            assert_eq!(part.turn_fixed.is_some(), turns, "n = {n}, {parts} parts");
+            assert_eq!(part.fundamental.is_some(), fixed.is_empty() && !turns);
+            part
+        })
+        .collect();
+    Counts::whole(all).expect("the parts of one count")
 }
 
 /// Asserts that `got` holds both OEIS counts of the n x n board.
@@ -236,6 +234,40 @@ fn shard_parts_add_up_to_oeis() {
             assert_oeis(n, total, &format!("{parts} parts"));
         }
     }
+}
+
+/// Shard counts in `[lo, hi)` from a fixed-seed generator (splitmix64): the same every run.
+fn random_shard_counts(seed: u64, lo: u32, hi: u32, how_many: usize) -> Vec<u32> {
+    let mut state = seed;
+    (0..how_many)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            lo + ((z ^ (z >> 31)) % u64::from(hi - lo)) as u32
+        })
+        .collect()
+}
+
+#[test]
+fn join_shards_add_up_to_oeis_through_their_turn_fixed_points() {
+    let mut sixteen = vec![1, 2, 3, 7, 16, 64, 257];
+    sixteen.extend(random_shard_counts(16, 2, 1000, 3));
+    let mut seventeen = vec![2, 64, 257];
+    seventeen.extend(random_shard_counts(17, 2, 1000, 1));
+    for (n, counts) in [(16, sixteen), (17, seventeen)] {
+        for parts in counts {
+            let total = sum_of_parts(n, &[], parts, 2);
+            assert_oeis(n, total, &format!("{parts} join shards"));
+        }
+    }
+    // A part on its own never claims classes, and is the same on one thread or two.
+    let p = problem(16, &[], Shard { index: 5, count: 9 });
+    let part = fast(&p, 1);
+    assert_eq!(part.fundamental, None);
+    assert!(part.solutions > 0 && part.turn_fixed.is_some(), "{part:?}");
+    assert_eq!(fast(&p, 2), part);
 }
 
 #[test]
@@ -517,6 +549,46 @@ fn sums_that_do_not_fit_are_errors() {
             solutions: 2,
             classes: 2
         })
+    );
+}
+
+#[test]
+fn parts_make_a_whole_only_when_they_are_of_one_kind() {
+    let part = |solutions, fundamental, turn_fixed| Counts {
+        solutions,
+        fundamental,
+        turn_fixed,
+    };
+    let whole = |parts: &[Counts]| Counts::whole(parts.iter().copied());
+    // n = 8 in classes, and in turn-fixed points: (92 + 4) / 8 = 12.
+    let classes = [part(60, Some(8), None), part(32, Some(4), None)];
+    assert_eq!(whole(&classes), Ok(part(92, Some(12), None)));
+    let points = [part(60, None, Some(4)), part(32, None, Some(0))];
+    assert_eq!(whole(&points), Ok(part(92, Some(12), None)));
+    // Fixed queens: no classes, as before.
+    assert_eq!(
+        whole(&[part(3, None, None), part(4, None, None)]),
+        Ok(part(7, None, None))
+    );
+    assert_eq!(whole(&[]), Ok(part(0, Some(0), None)));
+    for mixed in [
+        [part(60, Some(8), None), part(32, None, Some(4))],
+        [part(60, None, None), part(32, None, Some(4))],
+        [part(60, Some(8), Some(4)), part(32, Some(4), None)],
+    ] {
+        assert_eq!(whole(&mixed), Err(PartsError::Mixed), "{mixed:?}");
+    }
+    assert_eq!(
+        whole(&[part(60, None, Some(5)), part(32, None, Some(0))]),
+        Err(PartsError::NotWhole)
+    );
+    assert_eq!(
+        whole(&[part(u64::MAX, None, Some(1)), part(1, None, Some(0))]),
+        Err(PartsError::Overflow)
+    );
+    assert_eq!(
+        whole(&[part(8, None, Some(u64::MAX)), part(0, None, Some(8))]),
+        Err(PartsError::Overflow)
     );
 }
 

@@ -1,4 +1,4 @@
-//! Count's path for whole plain boards from n = 16 on: solutions counted by
+//! Count's path for plain boards from n = 16 on, whole or in shards: solutions counted by
 //! joining half boards instead of searching whole ones. The top half's placements are listed
 //! per set of columns, and the solutions are the pairs of a top half and a bottom half (the
 //! mirror image of another top half) on complementary columns whose diagonals do not meet.
@@ -15,7 +15,10 @@
 //! taken out by weighing each pair by the balance between the board's four triangles
 //! (`sieve.rs`), which spares about 40% of the comparisons. Symmetry classes come at the end
 //! from fixed points: the solutions a half or a quarter turn maps to themselves are counted by
-//! a small search of their own (`fixed.rs`).
+//! a small search of their own (`fixed.rs`). A shard takes every K-th of the same parts (the
+//! turn-fixed searches, then the keys, in one fixed order that depends on n alone), so each
+//! part is an independent unit of work; it answers its fixed points as they are, and the
+//! parts' sum makes the classes.
 //!
 //! Memory stays small: a half's words are built per key from two shared tables (placements
 //! of the half's first rows and of its last rows, by columns), into lists each thread keeps
@@ -25,9 +28,8 @@
 //! The keys and tables live in `tables.rs`, the pair counting and its SIMD kernels in
 //! `sieve.rs`, the layout of a half's word in `word.rs`, the turn-fixed search in
 //! `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
-//! `count/mod.rs` keeps shards and fixed queens on the border constellations: a shard of keys
-//! has no classes of its own), the backtracking searches (`count/board.rs`,
-//! `count/lanes.rs`).
+//! `count/mod.rs` picks a shard's parts and keeps fixed queens on the border
+//! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 
 mod fixed;
 mod sieve;
