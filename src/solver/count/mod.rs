@@ -123,8 +123,8 @@ pub fn count(
             ..options
         };
         let on = pool.clone();
-        pool.spawn(move || match join::parts(n, &options.cancel) {
-            Ok(parts) => start(n, in_shard(parts, shard), classes, options, &on, done),
+        pool.spawn(move || match join::parts(n, shard, &options.cancel) {
+            Ok(parts) => start(n, parts, classes, options, &on, done),
             Err(error) => done(Err(error)),
         });
     } else if fixed.is_empty() {

@@ -97,7 +97,7 @@ fn whole_boards_match_oeis_on_one_and_two_threads() {
     }
 }
 
-/// Count's join path (whole plain boards from n = 16 on with AVX-512) forced on every
+/// Count's join path (plain boards from n = 16 on) forced on every
 /// smaller board, through the same engines: solutions and classes from fixed points.
 fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, CountError> {
     let pool = Pool::new(threads);
@@ -107,7 +107,7 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
         cancel,
         ..CountOptions::default()
     };
-    let parts = super::join::parts(n, &options.cancel)?;
+    let parts = super::join::parts(n, Shard::WHOLE, &options.cancel)?;
     wait(|done| {
         super::start(
             n,

@@ -8,9 +8,7 @@ use super::sieve::Sieve;
 use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::counts::CountError;
-use crate::solver::simd::Tier;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::solver::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many
@@ -29,12 +27,69 @@ pub(super) struct Key {
 
 /// Placements of a band of rows that take the same columns, as two parallel lists: what
 /// the other band of the half must not meet, and what the band adds to the half's word.
-#[derive(Debug, Default)]
-struct Band {
+#[derive(Clone, Copy, Debug)]
+struct Band<'a> {
     /// Per placement: the word tested against the other band's.
-    test: Vec<u64>,
+    test: &'a [u64],
     /// Per placement: its share of the half's word (the halves' words are ORs of shares).
+    share: &'a [u64],
+}
+
+/// The placements of one band of rows for every set of as many columns, in two flat lists
+/// cut by set: the set of colex rank r (among the sets of `k` of the board's columns) has the
+/// entries `starts[r]..starts[r + 1]`. A lookup is a rank, no hashing, and a count's tables
+/// take one allocation per list.
+#[derive(Debug, Default)]
+struct Bands {
+    /// Columns per set: the band's rows.
+    k: u32,
+    starts: Vec<u32>,
+    test: Vec<u64>,
     share: Vec<u64>,
+}
+
+impl Bands {
+    /// The placements on exactly the columns `set` (of `k` columns).
+    #[inline]
+    fn get(&self, set: u32) -> Band<'_> {
+        let rank = rank(set, self.k);
+        let (start, end) = (self.starts[rank] as usize, self.starts[rank + 1] as usize);
+        Band {
+            test: &self.test[start..end],
+            share: &self.share[start..end],
+        }
+    }
+}
+
+/// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
+static BINOMIAL: [[u32; 13]; 32] = {
+    let mut table = [[0u32; 13]; 32];
+    let mut p = 0;
+    while p < 32 {
+        table[p][0] = 1;
+        let mut j = 1;
+        while j < 13 && j <= p {
+            table[p][j] = table[p - 1][j - 1] + if j < p { table[p - 1][j] } else { 0 };
+            j += 1;
+        }
+        p += 1;
+    }
+    table
+};
+
+/// The colex rank of `set` among the sets of `k` columns: its place in increasing order of
+/// the masks, the order [`subsets`] lists them in.
+#[inline]
+fn rank(mut set: u32, k: u32) -> usize {
+    debug_assert_eq!(set.count_ones(), k);
+    let mut rank = 0;
+    let mut i = 1;
+    while set != 0 {
+        rank += BINOMIAL[set.trailing_zeros() as usize][i] as usize;
+        set &= set - 1;
+        i += 1;
+    }
+    rank
 }
 
 /// A partial placement of a band's rows, for [`Join::place`].
@@ -71,41 +126,10 @@ pub(super) struct Join {
     /// All columns.
     full: u32,
     /// Placements of the head's rows, by the columns they take.
-    heads: ByColumns,
-    /// Placements of the tail's rows (alone, as if the head were empty), by columns.
-    tails: ByColumns,
-}
-
-/// Bands by the columns they take. Every count and every shard builds these tables (a
-/// shard of n = 19: some 0.1 s), so the keys, plain column masks, are hashed by one
-/// multiplication ([`ColumnHash`]) rather than SipHash, which took an eighth of the build.
-type ByColumns = HashMap<u32, Band, BuildHasherDefault<ColumnHash>>;
-
-/// A hash of a column mask: the mask times an odd constant (Fibonacci hashing), rotated so
-/// that its best-mixed high bits pick the bucket. No adversary chooses the keys.
-#[derive(Default)]
-struct ColumnHash(u64);
-
-impl Hasher for ColumnHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u32(&mut self, columns: u32) {
-        self.write_u64(u64::from(columns));
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(26);
-    }
+    heads: Bands,
+    /// Placements of the tail's rows (alone, as if the head were empty), by columns; each
+    /// set's list padded with entries that fit no head to a whole number of SIMD registers.
+    tails: Bands,
 }
 
 /// The sets of `k` of the `n` low bits (n < 32), in increasing order (Gosper's hack): the
@@ -124,7 +148,7 @@ fn subsets(n: u32, k: u32) -> impl Iterator<Item = u32> {
 }
 
 impl Join {
-    /// The tables for size `n` (n = 22: 3.4 s); `Cancelled` if `cancel` is raised meanwhile.
+    /// The tables for size `n`; `Cancelled` if `cancel` is raised meanwhile.
     pub(super) fn new(n: u32, cancel: &AtomicBool) -> Result<Join, CountError> {
         let m = n / 2;
         let head = m / 2;
@@ -134,35 +158,73 @@ impl Join {
             m,
             head,
             full,
-            heads: ByColumns::default(),
-            tails: ByColumns::default(),
+            heads: Bands::default(),
+            tails: Bands::default(),
         };
-        let mut heads = ByColumns::default();
-        join.place(0, head, cancel, &mut |cols, ld, rd, _, balance| {
+        let heads = join.bands(0, head, 1, cancel, |ld, rd, _, balance| {
             let share = join.share(ld << (m - head), rd >> (m - head), balance);
-            heads
-                .entry(cols)
-                .or_insert_with(Band::default)
-                .push(join.head_test(ld, rd), share);
-        });
-        let mut tails = ByColumns::default();
-        join.place(
-            head,
-            m - head,
-            cancel,
-            &mut |cols, ld, rd, seen, balance| {
-                tails
-                    .entry(cols)
-                    .or_insert_with(Band::default)
-                    .push(seen, join.share(ld, rd, balance));
-            },
-        );
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
-        }
+            (join.head_test(ld, rd), share)
+        })?;
+        // Every head attacks a square of the tail's first row (n > 1), so a tail whose test
+        // word has every bit fits none: the padding.
+        let pad = match tier() {
+            Tier::Avx512 => 8,
+            Tier::Avx2 => 4,
+            Tier::Portable => 1,
+        };
+        let tails = join.bands(head, m - head, pad, cancel, |ld, rd, seen, balance| {
+            (seen, join.share(ld, rd, balance))
+        })?;
         join.heads = heads;
         join.tails = tails;
         Ok(join)
+    }
+
+    /// The placements of the `rows` rows from board row `first` on (as if no row above held
+    /// a queen) for every set of `rows` columns, each entry what `entry` makes of it (see
+    /// [`Join::place`]), each set's list padded with `(u64::MAX, 0)` to a multiple of `pad`;
+    /// `Cancelled` if `cancel` is raised meanwhile. Two passes over the placements: one
+    /// counts each set's, one writes them in place.
+    fn bands(
+        &self,
+        first: u32,
+        rows: u32,
+        pad: usize,
+        cancel: &AtomicBool,
+        entry: impl Fn(u64, u64, u64, i32) -> (u64, u64),
+    ) -> Result<Bands, CountError> {
+        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
+        let mut counts = vec![0usize; sets];
+        self.place(first, rows, cancel, &mut |cols, _, _, _, _| {
+            counts[rank(cols, rows)] += 1;
+        });
+        let mut starts = Vec::with_capacity(sets + 1);
+        let mut end = 0u32;
+        starts.push(end);
+        for count in counts {
+            let padded = u32::try_from(count.next_multiple_of(pad)).ok();
+            end = padded
+                .and_then(|p| end.checked_add(p))
+                .ok_or(CountError::Overflow)?;
+            starts.push(end);
+        }
+        let mut test = vec![u64::MAX; end as usize];
+        let mut share = vec![0; end as usize];
+        let mut next = starts.clone();
+        self.place(first, rows, cancel, &mut |cols, ld, rd, seen, balance| {
+            let at = &mut next[rank(cols, rows)];
+            (test[*at as usize], share[*at as usize]) = entry(ld, rd, seen, balance);
+            *at += 1;
+        });
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        Ok(Bands {
+            k: rows,
+            starts,
+            test,
+            share,
+        })
     }
 
     /// The head's test word: the diagonals it attacks on the tail's first row.
@@ -369,11 +431,14 @@ impl Join {
         let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
         let mut first = columns;
         loop {
-            if first.count_ones() == self.head
-                && let Some(head) = self.heads.get(&first)
-                && let Some(tail) = self.tails.get(&(columns & !first))
-            {
-                extend(out, head, tail, spare, tier);
+            if first.count_ones() == self.head {
+                let head = self.heads.get(first);
+                if !head.test.is_empty() {
+                    let tail = self.tails.get(columns & !first);
+                    if !tail.test.is_empty() {
+                        extend(out, head, tail, spare, tier);
+                    }
+                }
             }
             if first == 0 {
                 break;
@@ -408,7 +473,7 @@ fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
 
 /// Appends to `out` the halves made of a head of `heads` (but those that have bits of
 /// `spare`, the middle queen's, which no half may have) and a tail of `tails` that fits it.
-fn extend(out: &mut Vec<u64>, heads: &Band, tails: &Band, spare: u64, tier: Tier) {
+fn extend(out: &mut Vec<u64>, heads: Band, tails: Band, spare: u64, tier: Tier) {
     let room = heads.test.len() * tails.test.len();
     out.reserve(room);
     let start = out.len();
@@ -417,11 +482,11 @@ fn extend(out: &mut Vec<u64>, heads: &Band, tails: &Band, spare: u64, tier: Tier
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
         // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { each_head_avx512(free, heads, tails, spare) },
+        Tier::Avx512 => unsafe { each_head_avx512(free, &heads, &tails, spare) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { each_head_avx2(free, heads, tails, spare) },
-        _ => each_head(free, heads, tails, spare, extend_portable),
+        Tier::Avx2 => unsafe { each_head_avx2(free, &heads, &tails, spare) },
+        _ => each_head(free, &heads, &tails, spare, extend_portable),
     };
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
@@ -438,7 +503,7 @@ fn each_head(
     one: impl Fn(&mut [std::mem::MaybeUninit<u64>], [u64; 3], &Band) -> usize,
 ) -> usize {
     let mut added = 0;
-    for (&test, &share) in heads.test.iter().zip(&heads.share) {
+    for (&test, &share) in heads.test.iter().zip(heads.share) {
         if share & spare == 0 {
             // At most one head's worth of slots was kept per head before, so the rest of
             // `free` has room for this one's.
@@ -483,7 +548,7 @@ fn extend_portable(
     tail: &Band,
 ) -> usize {
     let mut added = 0;
-    for (&seen, &rest) in tail.test.iter().zip(&tail.share) {
+    for (&seen, &rest) in tail.test.iter().zip(tail.share) {
         free[added].write(combine(share, rest));
         added += usize::from(test & seen == 0 && rest & spare == 0);
     }
@@ -604,12 +669,4 @@ fn extend_avx2(
         added += usize::from(test & seen == 0 && rest & spare == 0);
     }
     added
-}
-
-impl Band {
-    /// Adds one placement.
-    fn push(&mut self, test: u64, share: u64) {
-        self.test.push(test);
-        self.share.push(share);
-    }
 }
