@@ -44,6 +44,7 @@ use self::tables::{Join, Key};
 use super::subproblem::{Partial, Subproblem};
 use crate::solver::counts::CountError;
 use crate::solver::geometry::Square;
+use crate::solver::problem::Shard;
 use crate::solver::simd::{Tier, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,20 +70,22 @@ pub(super) fn covers(n: u32) -> bool {
     (FROM..=MAX).contains(&n)
 }
 
-/// Count's subproblems for a whole plain board of size `n`: the turn-fixed solutions, one
-/// per column of the first row's queen, then one per key; `Cancelled` if `cancel` is raised
-/// while the tables are built.
-pub(super) fn parts(n: u32, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
+/// Count's subproblems for `shard` of a plain board of size `n`: of the list of the
+/// turn-fixed solutions, one per column of the first row's queen, then one per key, those
+/// that `shard` holds ([`Shard::holds`]; the list depends on `n` alone); `Cancelled` if
+/// `cancel` is raised while the tables are built.
+pub(super) fn parts(n: u32, shard: Shard, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
     let join = Arc::new(Join::new(n, cancel)?);
     let tier = tier();
-    let keys = join.keys();
-    let mut parts = Vec::with_capacity(keys.len() + n as usize);
-    parts.extend((0..n).map(|first| Part(Kind::Turns(first))));
-    parts.extend(
-        keys.into_iter()
-            .map(|key| Part(Kind::Key(join.clone(), key, tier))),
-    );
-    Ok(parts)
+    let turns = (0..n)
+        .filter(|&first| shard.holds(first as usize))
+        .map(|first| Part(Kind::Turns(first)));
+    // Only the shard's parts are made: the rest cost no memory and no reference counts.
+    let keys = join.keys().into_iter().enumerate();
+    let keys = keys
+        .filter(|&(index, _)| shard.holds(n as usize + index))
+        .map(|(_, key)| Part(Kind::Key(join.clone(), key, tier)));
+    Ok(turns.chain(keys).collect())
 }
 
 /// A subproblem of Count's join path (what it holds stays inside the join).

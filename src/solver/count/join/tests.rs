@@ -109,8 +109,11 @@ fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
 #[test]
 fn a_raised_flag_stops_the_tables() {
     let raised = AtomicBool::new(true);
-    assert!(matches!(parts(16, &raised), Err(CountError::Cancelled)));
-    assert!(parts(16, &AtomicBool::new(false)).is_ok());
+    assert!(matches!(
+        parts(16, Shard::WHOLE, &raised),
+        Err(CountError::Cancelled)
+    ));
+    assert!(parts(16, Shard::WHOLE, &AtomicBool::new(false)).is_ok());
 }
 
 #[test]
