@@ -76,6 +76,12 @@ impl Shard {
     pub fn parts(self) -> u32 {
         self.count.max(1)
     }
+
+    /// Whether subproblem `index` of a count's list is in this part: its index is the part's
+    /// index modulo the number of parts.
+    pub fn holds(self, index: usize) -> bool {
+        index % self.parts() as usize == self.index as usize
+    }
 }
 
 /// Why a question is not a valid one; the message names the request field.

@@ -161,13 +161,11 @@ pub fn answers_turn_fixed(problem: &Problem) -> bool {
     problem.fixed().is_empty() && problem.shard().parts() > 1 && join::covers(problem.n())
 }
 
-/// The subproblems of `all` that make up `shard`: those whose index is the part's index
-/// modulo the number of parts.
+/// The subproblems of `all` that make up `shard` ([`Shard::holds`]).
 fn in_shard<T>(all: Vec<T>, shard: Shard) -> Vec<T> {
-    let parts = shard.parts() as usize;
     all.into_iter()
-        .skip(shard.index as usize)
-        .step_by(parts)
+        .enumerate()
+        .filter_map(|(index, item)| shard.holds(index).then_some(item))
         .collect()
 }
 

@@ -71,19 +71,21 @@ pub(super) fn covers(n: u32) -> bool {
 }
 
 /// Count's subproblems for `shard` of a plain board of size `n`: of the list of the
-/// turn-fixed solutions (one per column of the first row's queen) and then the keys, every
-/// part whose index is the shard's index modulo its number of parts; `Cancelled` if
+/// turn-fixed solutions, one per column of the first row's queen, then one per key, those
+/// that `shard` holds ([`Shard::holds`]; the list depends on `n` alone); `Cancelled` if
 /// `cancel` is raised while the tables are built.
 pub(super) fn parts(n: u32, shard: Shard, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
     let join = Arc::new(Join::new(n, cancel)?);
     let tier = tier();
-    let turns = (0..n).map(|first| Part(Kind::Turns(first)));
-    let keys = join.keys().into_iter();
-    let all = turns.chain(keys.map(|key| Part(Kind::Key(join.clone(), key, tier))));
-    // Only the shard's parts are made (an Arc clone each): a shard of 1/256 of n = 19
-    // skips some 230,000.
-    let (index, parts) = (shard.index as usize, shard.parts() as usize);
-    Ok(all.skip(index).step_by(parts).collect())
+    let turns = (0..n)
+        .filter(|&first| shard.holds(first as usize))
+        .map(|first| Part(Kind::Turns(first)));
+    // Only the shard's parts are made: the rest cost no memory and no reference counts.
+    let keys = join.keys().into_iter().enumerate();
+    let keys = keys
+        .filter(|&(index, _)| shard.holds(n as usize + index))
+        .map(|(_, key)| Part(Kind::Key(join.clone(), key, tier)));
+    Ok(turns.chain(keys).collect())
 }
 
 /// A subproblem of Count's join path (what it holds stays inside the join).
