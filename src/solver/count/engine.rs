@@ -29,10 +29,12 @@ pub(super) fn start<T: Subproblem>(
     pool: &Pool,
     done: Done,
 ) {
+    // Steps done before the engines start (the join's tables) stay counted.
+    let before = options.progress.done.load(Ordering::Relaxed);
     options
         .progress
         .total
-        .store(items.len() as u64, Ordering::Relaxed);
+        .store(before + items.len() as u64, Ordering::Relaxed);
     let engines = options.threads.clamp(1, items.len().max(1));
     let counting = Arc::new(Counting {
         n,

@@ -123,10 +123,12 @@ pub fn count(
             ..options
         };
         let on = pool.clone();
-        pool.spawn(move || match join::parts(n, shard, &options.cancel) {
-            Ok(parts) => start(n, parts, classes, options, &on, done),
-            Err(error) => done(Err(error)),
-        });
+        pool.spawn(
+            move || match join::parts(n, shard, &options.cancel, &options.progress) {
+                Ok(parts) => start(n, parts, classes, options, &on, done),
+                Err(error) => done(Err(error)),
+            },
+        );
     } else if fixed.is_empty() {
         let all = constellation::representatives(n);
         start(

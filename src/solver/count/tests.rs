@@ -107,7 +107,7 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
         cancel,
         ..CountOptions::default()
     };
-    let parts = super::join::parts(n, Shard::WHOLE, &options.cancel)?;
+    let parts = super::join::parts(n, Shard::WHOLE, &options.cancel, &options.progress)?;
     wait(|done| {
         super::start(
             n,

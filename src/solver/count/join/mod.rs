@@ -40,7 +40,8 @@ mod word;
 mod tests;
 
 use self::fixed::turn_fixed_from;
-use self::tables::{Join, Key};
+use self::tables::{Join, Key, build_steps};
+use super::options::Progress;
 use super::subproblem::{Partial, Subproblem};
 use crate::solver::counts::CountError;
 use crate::solver::geometry::Square;
@@ -73,18 +74,36 @@ pub(super) fn covers(n: u32) -> bool {
 /// Count's subproblems for `shard` of a plain board of size `n`: of the list of the
 /// turn-fixed solutions, one per column of the first row's queen, then one per key, those
 /// that `shard` holds ([`Shard::holds`]; the list depends on `n` alone); `Cancelled` if
-/// `cancel` is raised while the tables are built.
-pub(super) fn parts(n: u32, shard: Shard, cancel: &AtomicBool) -> Result<Vec<Part>, CountError> {
-    let join = Arc::new(Join::new(n, cancel)?);
+/// `cancel` is raised while the tables are built. Tells `progress` the table-building steps
+/// and the parts in all, and each step as it is done.
+pub(super) fn parts(
+    n: u32,
+    shard: Shard,
+    cancel: &AtomicBool,
+    progress: &Progress,
+) -> Result<Vec<Part>, CountError> {
     let tier = tier();
-    let turns = (0..n)
+    let turns: Vec<u32> = (0..n)
         .filter(|&first| shard.holds(first as usize))
-        .map(|first| Part(Kind::Turns(first)));
+        .collect();
     // Only the shard's parts are made: the rest cost no memory and no reference counts.
-    let keys = join.keys().into_iter().enumerate();
-    let keys = keys
+    let keys = Join::keys(n).into_iter().enumerate();
+    let keys: Vec<Key> = keys
         .filter(|&(index, _)| shard.holds(n as usize + index))
-        .map(|(_, key)| Part(Kind::Key(join.clone(), key, tier)));
+        .map(|(_, key)| key)
+        .collect();
+    // The tables' steps count as subproblems, so that progress moves while they are built
+    // (n = 24: seconds); the engines add the parts to the steps done.
+    let planned = build_steps(n) + (turns.len() + keys.len()) as u64;
+    progress.total.store(planned, Ordering::Relaxed);
+    let tick = || {
+        progress.done.fetch_add(1, Ordering::Relaxed);
+    };
+    let join = Arc::new(Join::new(n, cancel, &tick)?);
+    let turns = turns.into_iter().map(|first| Part(Kind::Turns(first)));
+    let keys = keys
+        .into_iter()
+        .map(|key| Part(Kind::Key(join.clone(), key, tier)));
     Ok(turns.chain(keys).collect())
 }
 

@@ -61,6 +61,12 @@ impl Bands {
     }
 }
 
+/// How many times [`Join::new`] calls its `tick` for size `n`: once per column of the first
+/// row of each of the two tables, in each of the two passes that build a table.
+pub(super) fn build_steps(n: u32) -> u64 {
+    4 * u64::from(n)
+}
+
 /// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
 static BINOMIAL: [[u32; 13]; 32] = {
     let mut table = [[0u32; 13]; 32];
@@ -148,8 +154,10 @@ fn subsets(n: u32, k: u32) -> impl Iterator<Item = u32> {
 }
 
 impl Join {
-    /// The tables for size `n`; `Cancelled` if `cancel` is raised meanwhile.
-    pub(super) fn new(n: u32, cancel: &AtomicBool) -> Result<Join, CountError> {
+    /// The tables for size `n`, calling `tick` [`build_steps`] times on the way (once per
+    /// column of a table's first row, in each of its two passes); `Cancelled` if `cancel` is
+    /// raised meanwhile.
+    pub(super) fn new(n: u32, cancel: &AtomicBool, tick: &dyn Fn()) -> Result<Join, CountError> {
         let m = n / 2;
         let head = m / 2;
         let full = (1u32 << n) - 1;
@@ -161,7 +169,7 @@ impl Join {
             heads: Bands::default(),
             tails: Bands::default(),
         };
-        let heads = join.bands(0, head, 1, cancel, |ld, rd, _, balance| {
+        let heads = join.bands(0, head, 1, cancel, tick, |ld, rd, _, balance| {
             let share = join.share(ld << (m - head), rd >> (m - head), balance);
             (join.head_test(ld, rd), share)
         })?;
@@ -172,9 +180,14 @@ impl Join {
             Tier::Avx2 => 4,
             Tier::Portable => 1,
         };
-        let tails = join.bands(head, m - head, pad, cancel, |ld, rd, seen, balance| {
-            (seen, join.share(ld, rd, balance))
-        })?;
+        let tails = join.bands(
+            head,
+            m - head,
+            pad,
+            cancel,
+            tick,
+            |ld, rd, seen, balance| (seen, join.share(ld, rd, balance)),
+        )?;
         join.heads = heads;
         join.tails = tails;
         Ok(join)
@@ -191,11 +204,12 @@ impl Join {
         rows: u32,
         pad: usize,
         cancel: &AtomicBool,
+        tick: &dyn Fn(),
         entry: impl Fn(u64, u64, u64, i32) -> (u64, u64),
     ) -> Result<Bands, CountError> {
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         let mut counts = vec![0usize; sets];
-        self.place(first, rows, cancel, &mut |cols, _, _, _, _| {
+        self.place(first, rows, cancel, tick, &mut |cols, _, _, _, _| {
             counts[rank(cols, rows)] += 1;
         });
         let mut starts = Vec::with_capacity(sets + 1);
@@ -211,11 +225,17 @@ impl Join {
         let mut test = vec![u64::MAX; end as usize];
         let mut share = vec![0; end as usize];
         let mut next = starts.clone();
-        self.place(first, rows, cancel, &mut |cols, ld, rd, seen, balance| {
-            let at = &mut next[rank(cols, rows)];
-            (test[*at as usize], share[*at as usize]) = entry(ld, rd, seen, balance);
-            *at += 1;
-        });
+        self.place(
+            first,
+            rows,
+            cancel,
+            tick,
+            &mut |cols, ld, rd, seen, balance| {
+                let at = &mut next[rank(cols, rows)];
+                (test[*at as usize], share[*at as usize]) = entry(ld, rd, seen, balance);
+                *at += 1;
+            },
+        );
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
@@ -266,13 +286,15 @@ impl Join {
     /// Calls `found` with every placement of the `rows` rows from board row `first` on, as
     /// if no row above held a queen: its columns, the diagonals it attacks on the row under
     /// it, the word of what the rows above would have to avoid (its queens' diagonals traced
-    /// back to row `first`), and its balance (the sum of [`Join::balance`]). Stops early, with
-    /// placements left out, once `cancel` is raised.
+    /// back to row `first`), and its balance (the sum of [`Join::balance`]). Calls `tick`
+    /// after each column of the first row. Stops early, with placements left out, once
+    /// `cancel` is raised.
     fn place(
         &self,
         first: u32,
         rows: u32,
         cancel: &AtomicBool,
+        tick: &dyn Fn(),
         found: &mut impl FnMut(u32, u64, u64, u64, i32),
     ) {
         let start = Placed {
@@ -283,7 +305,7 @@ impl Join {
             seen: 0,
             balance: 0,
         };
-        self.place_from(first, rows, start, cancel, found);
+        self.place_from(first, rows, start, cancel, tick, found);
     }
 
     /// [`Join::place`] from a partial placement.
@@ -293,6 +315,7 @@ impl Join {
         rows: u32,
         at: Placed,
         cancel: &AtomicBool,
+        tick: &dyn Fn(),
         found: &mut impl FnMut(u32, u64, u64, u64, i32),
     ) {
         let Placed {
@@ -328,13 +351,17 @@ impl Join {
                 seen: seen | up_left | (up_right << self.n),
                 balance: balance + self.balance(first + row, bit.trailing_zeros()),
             };
-            self.place_from(first, rows, next, cancel, found);
+            self.place_from(first, rows, next, cancel, tick, found);
+            if row == 0 {
+                tick();
+            }
         }
     }
 
-    /// The keys, one per orbit of the two mirrors, in a fixed order.
-    pub(super) fn keys(&self) -> Vec<Key> {
-        let (n, m, full) = (self.n, self.m, self.full);
+    /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
+    /// needed).
+    pub(super) fn keys(n: u32) -> Vec<Key> {
+        let (m, full) = (n / 2, (1u32 << n) - 1);
         let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
         let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
             vec![None]

@@ -1,8 +1,10 @@
 //! The join against OEIS, the naive oracle and the definitions: every tier this CPU has,
 //! shards, keys, the sieve's sampling and weights, cancellation.
 
+use super::super::Progress;
 use super::fixed::turn_fixed_from;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
+use super::tables::build_steps;
 use super::tables::{Join, combine};
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::{MAX, parts};
@@ -10,7 +12,7 @@ use crate::solver::Shard;
 use crate::solver::counts::CountError;
 use crate::solver::oeis::{A000170, A002562};
 use crate::solver::simd::{Tier, has_avx512_gfni, tier};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The join's solutions for `n` (4 ≤ n ≤ 24), or for one shard of its keys, on the calling
 /// thread with the pair tests in `tier` (the tests' way in; Count runs the keys as its
@@ -20,11 +22,10 @@ fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
         (4..=MAX).contains(&n),
         "the join counter covers n = 4..=MAX"
     );
-    let join = Join::new(n, &AtomicBool::new(false))?;
+    let join = Join::new(n, &AtomicBool::new(false), &|| {})?;
     let parts = shard.parts() as usize;
     let mut total = 0u64;
-    for key in join
-        .keys()
+    for key in Join::keys(n)
         .into_iter()
         .skip(shard.index as usize)
         .step_by(parts)
@@ -113,19 +114,26 @@ fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
 fn a_raised_flag_stops_the_tables() {
     let raised = AtomicBool::new(true);
     assert!(matches!(
-        parts(16, Shard::WHOLE, &raised),
+        parts(16, Shard::WHOLE, &raised, &Progress::default()),
         Err(CountError::Cancelled)
     ));
-    assert!(parts(16, Shard::WHOLE, &AtomicBool::new(false)).is_ok());
+    assert!(
+        parts(
+            16,
+            Shard::WHOLE,
+            &AtomicBool::new(false),
+            &Progress::default()
+        )
+        .is_ok()
+    );
 }
 
 #[test]
 fn join_keys_cover_every_column_split_once() {
     // Weighted, the keys stand for every (middle, top columns) pair exactly once.
     for n in 4..=11u32 {
-        let join = Join::new(n, &AtomicBool::new(false)).unwrap();
         let m = n / 2;
-        let total: u64 = join.keys().iter().map(|k| k.weight).sum();
+        let total: u64 = Join::keys(n).iter().map(|k| k.weight).sum();
         let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));
         let expected = if n.is_multiple_of(2) {
             choose(u64::from(n), u64::from(m))
@@ -230,8 +238,8 @@ fn a_half_word_adds_balances_without_carries_from_the_diagonals() {
 
 #[test]
 fn a_key_stops_when_cancelled() {
-    let join = Join::new(14, &AtomicBool::new(false)).unwrap();
-    let key = join.keys()[0];
+    let join = Join::new(14, &AtomicBool::new(false), &|| {}).unwrap();
+    let key = Join::keys(14)[0];
     let cancel = AtomicBool::new(true);
     for tier in tiers() {
         assert_eq!(
@@ -239,5 +247,17 @@ fn a_key_stops_when_cancelled() {
             Err(CountError::Cancelled),
             "{tier:?}"
         );
+    }
+}
+
+#[test]
+fn building_the_tables_moves_progress_and_plans_every_part() {
+    for shard in [Shard::WHOLE, Shard { index: 3, count: 7 }] {
+        let progress = Progress::default();
+        let made = parts(16, shard, &AtomicBool::new(false), &progress).unwrap();
+        let steps = build_steps(16);
+        assert_eq!(progress.done.load(Ordering::Relaxed), steps, "{shard:?}");
+        let total = progress.total.load(Ordering::Relaxed);
+        assert_eq!(total, steps + made.len() as u64, "{shard:?}");
     }
 }
