@@ -87,11 +87,13 @@ pub(super) fn parts(
         .filter(|&first| shard.holds(first as usize))
         .collect();
     // Only the shard's parts are made: the rest cost no memory and no reference counts.
-    let keys = Join::keys(n).into_iter().enumerate();
-    let keys: Vec<Key> = keys
-        .filter(|&(index, _)| shard.holds(n as usize + index))
-        .map(|(_, key)| key)
-        .collect();
+    let (mut keys, mut index) = (Vec::new(), n as usize);
+    Join::each_key(n, |key| {
+        if shard.holds(index) {
+            keys.push(key);
+        }
+        index += 1;
+    });
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds); the engines add the parts to the steps done.
     let planned = build_steps(n) + (turns.len() + keys.len()) as u64;

@@ -209,9 +209,7 @@ impl Join {
     ) -> Result<Bands, CountError> {
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         let mut counts = vec![0usize; sets];
-        self.place(first, rows, cancel, tick, &mut |cols, _, _, _, _| {
-            counts[rank(cols, rows)] += 1;
-        });
+        self.count_sets(rows, cancel, tick, &mut counts);
         let mut starts = Vec::with_capacity(sets + 1);
         let mut end = 0u32;
         starts.push(end);
@@ -280,6 +278,44 @@ impl Join {
             1
         } else {
             -1
+        }
+    }
+
+    /// Adds to `counts[rank]` the placements of `rows` rows (as if no row above held a queen)
+    /// on the set of columns of that rank, calling `tick` after each column of the first
+    /// row: [`Join::place`]'s first pass, with nothing but the columns and diagonals.
+    fn count_sets(&self, rows: u32, cancel: &AtomicBool, tick: &dyn Fn(), counts: &mut [usize]) {
+        for column in 0..self.n {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let bit = 1u32 << column;
+            if rows == 1 {
+                counts[rank(bit, 1)] += 1;
+            } else {
+                self.count_from(rows, 1, bit, bit << 1, bit >> 1, counts);
+            }
+            tick();
+        }
+    }
+
+    /// [`Join::count_sets`] from a partial placement of `row` rows: its columns and the
+    /// diagonals it attacks on the next row.
+    fn count_from(&self, rows: u32, row: u32, cols: u32, ld: u32, rd: u32, counts: &mut [usize]) {
+        let mut free = self.full & !cols & !ld & !rd;
+        if row + 1 == rows {
+            while free != 0 {
+                let bit = free & free.wrapping_neg();
+                free ^= bit;
+                counts[rank(cols | bit, rows)] += 1;
+            }
+            return;
+        }
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            let (ld, rd) = ((ld | bit) << 1, (rd | bit) >> 1);
+            self.count_from(rows, row + 1, cols | bit, ld, rd, counts);
         }
     }
 
@@ -360,7 +396,15 @@ impl Join {
 
     /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
     /// needed).
+    #[cfg(test)]
     pub(super) fn keys(n: u32) -> Vec<Key> {
+        let mut keys = Vec::new();
+        Join::each_key(n, |key| keys.push(key));
+        keys
+    }
+
+    /// Calls `found` with each of [`Join::keys`], in their order, without listing them.
+    pub(super) fn each_key(n: u32, mut found: impl FnMut(Key)) {
         let (m, full) = (n / 2, (1u32 << n) - 1);
         let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
         let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
@@ -368,13 +412,14 @@ impl Join {
         } else {
             (0..n).map(Some).collect()
         };
-        let mut keys = Vec::new();
         for middle in middles {
+            // The sets of m of the other columns: those of n (or n - 1) bits, the middle
+            // queen's column left out by moving the bits above it up one.
+            let (others, q) = middle.map_or((n, n), |q| (n - 1, q));
+            let below = (1u32 << q) - 1;
             let taken = middle.map_or(0, |q| 1 << q);
-            for top in subsets(n, m) {
-                if top & taken != 0 {
-                    continue;
-                }
+            for set in subsets(others, m) {
+                let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
                 let bottom = full & !top & !taken;
                 let flipped = middle.map(|q| n - 1 - q);
                 let images = [
@@ -390,7 +435,7 @@ impl Join {
                     .iter()
                     .filter(|&&image| image == (middle, top))
                     .count();
-                keys.push(Key {
+                found(Key {
                     top,
                     bottom,
                     middle,
@@ -398,7 +443,6 @@ impl Join {
                 });
             }
         }
-        keys
     }
 
     /// The fitting pairs of halves of `key`; `Cancelled` if `cancel` is raised meanwhile.
