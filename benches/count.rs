@@ -34,7 +34,7 @@
 //! parallel counter's threads (default 2).
 
 use queens::solver::pool::wait;
-use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, count, simd_registers};
+use queens::solver::{CountOptions, Counts, Pool, Problem, Shard, TIER_VARIABLE, count, tier_name};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -79,10 +79,10 @@ fn main() {
         "{threads} threads for the parallel counter; least time of {} runs each below n = {BIG}, one run from n = {BIG}",
         setup.repeat
     );
-    match simd_registers() {
-        Some(registers) => println!("Count's lanes run in {registers} registers"),
-        None => println!("no SIMD registers for Count's lanes: it searches every board alone"),
-    }
+    println!(
+        "SIMD tier: {} (set {TIER_VARIABLE}=avx512, avx2 or portable to force one)",
+        tier_name()
+    );
     if let Some(peer) = &setup.peer {
         println!("peer: {peer}");
     }

@@ -3,8 +3,10 @@
 //! node from a configuration under `<target>/slurm` (no systemd, no cgroups:
 //! `proctrack/linuxproc`, `task/none`), and stopped at the end, also when the test fails.
 //!
-//! `deploy/slurm/submit.sh 15 16 DIR` submits the 16-task count array and the sum job that
-//! depends on it; the sum must be OEIS's for n = 15. Then again with task 7 requeued while it
+//! `deploy/slurm/submit.sh 16 16 DIR` submits the 16-task count array and the sum job that
+//! depends on it; the sum must be OEIS's for n = 16 (counted by joining half boards: each
+//! shard's line carries its turn-fixed points, from which the sum makes the classes). Then
+//! again with task 7 requeued while it
 //! runs: the `queens` the test hands the jobs (`$QUEENS`) is a wrapper that, in task 7's first
 //! run only, counts, and then holds the task (sleeps) after the line is in its temporary file
 //! and before `count.sbatch` renames it into place. The test waits until it holds, checks
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 use common::{A000170, A002562, free_port};
 
 /// Board size and number of shards of the test's count.
-const N: u32 = 15;
+const N: u32 = 16;
 const SHARDS: u32 = 16;
 
 /// The array task the second run requeues while it runs.
@@ -471,7 +473,7 @@ PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
     )
 }
 
-/// What `queens sum` prints for the whole n = 15 board in 16 shards (OEIS A000170, A002562).
+/// What `queens sum` prints for the whole n = 16 board in 16 shards (OEIS A000170, A002562).
 fn expected_total() -> String {
     format!(
         "n: {N}\nshards: {SHARDS}\nsolutions: {}\nfundamental: {}\n",

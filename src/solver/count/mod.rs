@@ -1,6 +1,6 @@
 //! The counting path: all eight symmetries through border constellations, split into
 //! independent subproblems that engines on the shared pool take from one queue. Plain boards
-//! (no fixed queens) from n = 16 to 22, whole or in shards, on every CPU, take the join path
+//! (no fixed queens) from n = 16 to 24, whole or in shards, on every CPU, take the join path
 //! instead (`join/`: half boards listed per set of columns and matched, several times faster
 //! from n = 18 on), through the same engines with one key per subproblem; fixed queens stay
 //! here. A shard of the join cannot know its own symmetry classes: it answers its turn-fixed
@@ -111,8 +111,8 @@ pub fn count(
     let joined = answers_turn_fixed(problem);
     if joined || (fixed.is_empty() && join::covers(n) && options.lanes) {
         // One key at a time on each engine, no lanes. The keys and tables take a pool
-        // thread 0.3 s at n = 21 and 3.4 s at n = 22, not the caller's. A shard's classes
-        // are not its own: it passes its fixed points on.
+        // thread (about a second at n = 22), not the caller's. A shard's classes are not
+        // its own: it passes its fixed points on.
         let classes = if joined {
             Classes::PassedOn
         } else {
