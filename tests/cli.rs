@@ -277,3 +277,29 @@ fn out_fetches_into_files_from_one_server_and_resumes() {
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `QUEENS_SIMD` forces the solver's SIMD tier: `portable` runs everywhere and counts the
+/// same; an unknown name is refused at start, naming the variable, with exit code 1.
+#[test]
+fn queens_simd_forces_a_tier_or_is_refused() {
+    let run = |value: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_queens"))
+            .args(["count", "10", "--local"])
+            .env("QUEENS_SIMD", value)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run queens");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, out, err) = run("portable");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "solutions: 724\nfundamental: 92\n");
+    let (code, out, err) = run("sse9");
+    assert_eq!(code, Some(1));
+    assert_eq!(out, "");
+    assert!(
+        err.contains("QUEENS_SIMD=sse9: expected avx512, avx2 or portable"),
+        "{err}"
+    );
+}
