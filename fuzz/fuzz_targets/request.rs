@@ -70,9 +70,11 @@ fn count_request(req: &pb::CountRequest) {
         assert_eq!(c.fundamental.is_some(), want.fundamental.is_some());
     }
     if parts <= MAX_PARTS_CHECKED {
+        // Boards this small never take the join, so no part carries `turn_fixed`.
         let zero = Counts {
             solutions: 0,
             fundamental: want.fundamental.map(|_| 0),
+            turn_fixed: None,
         };
         let mut sum = [zero; 2];
         for part in all_parts(&problem, &fixed) {
@@ -336,5 +338,6 @@ fn oracle_counts(n: u32, fixed: &[Square]) -> Counts {
         fundamental: fixed
             .is_empty()
             .then(|| oracle_boards(n, fixed, true, None).len() as u64),
+        turn_fixed: None,
     }
 }
