@@ -63,7 +63,7 @@ pub(super) const MAX: u32 = 24;
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
 /// since the join counts faster there than the constellations' lanes on each (AVX2 and
-/// portable measured by forcing the tier, `queens count N --local`, 2 threads, CPU seconds:
+/// portable measured by forcing the tier, before the join's AVX2 kernels, `queens count N --local`, 2 threads, CPU seconds:
 /// AVX2 n = 16 0.58 against 0.95, n = 17 4.4 against 6.7, n = 18 19.0 against 45.2;
 /// portable n = 16 0.63 against 1.50, n = 17 4.9 against 10.5). It depends on `n` alone,
 /// never on the CPU: the parts of one count may run on different machines.

@@ -678,12 +678,11 @@ fn extend_avx512(
         };
         added += fits.count_ones() as usize;
     }
-    for at in whole..len {
-        let (seen, rest) = (tail.test[at], tail.share[at]);
-        free[added].write(combine(share, rest));
-        added += usize::from(test & seen == 0 && rest & spare == 0);
-    }
-    added
+    let last = Band {
+        test: &tail.test[whole..],
+        share: &tail.share[whole..],
+    };
+    added + extend_portable(&mut free[added..], [test, share, spare], &last)
 }
 
 /// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
@@ -734,10 +733,9 @@ fn extend_avx2(
         };
         added += fits.count_ones() as usize;
     }
-    for at in whole..len {
-        let (seen, rest) = (tail.test[at], tail.share[at]);
-        free[added].write(combine(share, rest));
-        added += usize::from(test & seen == 0 && rest & spare == 0);
-    }
-    added
+    let last = Band {
+        test: &tail.test[whole..],
+        share: &tail.share[whole..],
+    };
+    added + extend_portable(&mut free[added..], [test, share, spare], &last)
 }
