@@ -5,7 +5,7 @@
 //! rcgen: a client needs a certificate signed by that CA, from tonic and from the CLI's
 //! `--tls-client-cert/--tls-client-key`).
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, count_request};
 use queens::pb::queens_client::QueensClient;
@@ -29,7 +29,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(test: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("queens-auth-{}-{test}", std::process::id()));
+        let dir =
+            crate::tools::scratch_dir().join(format!("queens-auth-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         TempDir(dir)

@@ -2,7 +2,7 @@
 //! deadline passes or whose caller gives up, and a SIGTERM with a stream nobody reads. The
 //! server runs as a child process and its CPU time is read from `/proc/PID/stat`.
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, cpu_ticks};
 use queens::pb::EnumerateRequest;

@@ -1,7 +1,7 @@
 //! The `queens` binary end to end: `serve` on port 0 as a child process, the `count` and
 //! `enumerate` clients run against it, their output and exit codes, `--help`, SIGTERM.
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, queens_cli};
 use std::time::Duration;
@@ -235,7 +235,7 @@ fn packed_writes_the_compact_boards_as_raw_records() {
 fn out_fetches_into_files_from_one_server_and_resumes() {
     let server = ServerProcess::start(&[]);
     let url = server.url();
-    let dir = std::env::temp_dir().join(format!("queens-cli-out-{}", std::process::id()));
+    let dir = crate::tools::scratch_dir().join(format!("queens-cli-out-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let dir_text = dir.to_str().unwrap();
     let (code, all, err) = queens_cli(&["enumerate", "9", "--compact", "--addr", &url]);

@@ -9,7 +9,7 @@
 //! CANCELLED "Timeout expired" when it fires first), so the unary deadline is checked with a
 //! bare HTTP/2 client (the `h2` crate) that has no timer: the status seen is the server's.
 
-mod common;
+use crate::common;
 
 use common::{A000170, ServerProcess, count_8_by, count_request};
 use prost::Message;

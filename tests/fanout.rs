@@ -2,7 +2,7 @@
 //! one killed (SIGKILL) mid-run, `enumerate --endpoints --out DIR` resuming after a killed
 //! server and a killed client, and local shard counts as an Indexed Job runs them, summed.
 
-mod common;
+use crate::common;
 
 use common::{A000170, A002562, ServerProcess, queens_cli};
 use std::collections::HashSet;
@@ -88,7 +88,7 @@ fn boards_in(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn an_enumeration_into_files_resumes_after_failures() {
-    let dir = std::env::temp_dir().join(format!("queens-fanout-{}", std::process::id()));
+    let dir = crate::tools::scratch_dir().join(format!("queens-fanout-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
     let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();

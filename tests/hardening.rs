@@ -10,9 +10,8 @@
 //!
 //! Run against an earlier build with `QUEENS_TEST_BIN=path/to/queens` to see them fail.
 
-mod common;
-#[path = "common/h2raw.rs"]
-mod h2raw;
+use crate::common;
+use crate::common::h2raw;
 
 use common::{ServerProcess, closed_within, cpu_ticks, rss_kib, tls_server};
 use h2raw::Conn;
@@ -503,13 +502,15 @@ fn old_connections_are_sent_goaway() {
 }
 
 /// Under an open-file limit of 1,024 (`prlimit --pid` right after start), 1,100 TCP
-/// connections that send the preface and then nothing, more than the server can accept: while they are held the server spends under
-/// 10% of one core (it backs off on EMFILE instead of spinning on accept), and once they are
+/// connections that send the preface and then nothing, more than the server can accept:
+/// while they are held the server spends under 10% of one core (it backs off on EMFILE instead of spinning on accept), and once they are
 /// closed a Count n = 8 is answered within a few seconds. The default `--max-connections`
 /// (1,024) cannot be reached first: the server's own descriptors come out of the same 1,024.
 #[test]
 fn running_out_of_file_descriptors_does_not_spin() {
     const CONNS: usize = 1_100;
+    // Its own descriptors: the connections, and room for the tests beside it.
+    common::raise_open_file_limit(2 * CONNS as u64);
     let server = ServerProcess::start(&[]);
     let pid = server.pid();
     let status = std::process::Command::new("prlimit")
@@ -579,6 +580,7 @@ fn held_streams_on_many_connections_stay_within_memory() {
     const CONNS: usize = 300;
     const STREAMS: u32 = 100;
     const ROUNDS: usize = 4;
+    common::raise_open_file_limit(2 * CONNS as u64);
     let server = ServerProcess::start(&[]);
     let pid = server.pid();
     let idle = warm_idle_rss(&server);

@@ -3,7 +3,7 @@
 //! and then never answers a PING is cut off by a server with short keepalive settings, and
 //! left alone by one with long settings (the control).
 
-mod common;
+use crate::common;
 
 use common::InProcess;
 use queens::config::Config;

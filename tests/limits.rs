@@ -2,7 +2,7 @@
 //! concurrent searches, the per-search time limit, the request size limit, garbage bytes,
 //! truncated protobufs, unknown methods, and flat memory under a slow reader.
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, rss_kib};
 use queens::pb::{CountRequest, Square};

@@ -3,7 +3,7 @@
 //! back to back. Every call completes correctly or is refused with RESOURCE_EXHAUSTED, and
 //! every health check answers SERVING within 1 s.
 
-mod common;
+use crate::common;
 
 use common::ServerProcess;
 

@@ -2,7 +2,7 @@
 //! line at INFO naming its method, peer, client, status code and duration; refused calls are logged
 //! with their code too.
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, count_request};
 

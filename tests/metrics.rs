@@ -1,21 +1,18 @@
 //! Prometheus metrics: after known calls (3 Counts, 1 Enumerate n = 8, 1 invalid Count) a
 //! scrape of `--metrics-addr` shows exactly those calls under the go-grpc-prometheus names,
-//! the service's own counters and the process metrics, and `promtool check metrics` (Debian's
-//! `prometheus` package, installed by the test) passes on it; a stream the client drops is
-//! counted; and a real Prometheus server, started here with its config and data under
-//! `target/`, scrapes the service every second and answers `grpc_server_handled_total`
-//! through its HTTP API, and every expression of `deploy/grafana-dashboard.json` against it;
-//! every metric the dashboard uses is exported.
+//! the service's own counters and the process metrics; a stream the client drops is counted;
+//! every metric the dashboard uses is exported. A real Prometheus and `promtool` are system
+//! tests (`system/prometheus.rs`), which use the helpers here.
 
-mod common;
-mod tools;
+use crate::common;
+use crate::tools;
 
 use common::{ServerProcess, count_request, free_port, http_get, open_stream};
 use std::time::{Duration, Instant};
 
 /// A server process with `--metrics-addr` on a free port: the port, the server (stopped when
 /// dropped) and a client connected to it.
-async fn metered_server() -> (u16, ServerProcess, queens::client::Client) {
+pub(crate) async fn metered_server() -> (u16, ServerProcess, queens::client::Client) {
     let port = free_port();
     let server = ServerProcess::start(&["--metrics-addr", &format!("127.0.0.1:{port}")]);
     let client = server.client().await;
@@ -23,7 +20,7 @@ async fn metered_server() -> (u16, ServerProcess, queens::client::Client) {
 }
 
 /// The body of `GET /metrics` on `port`, once `done` holds of it (or after 10 s).
-async fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
+pub(crate) async fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let text = http_get(port, "/metrics").expect("a scrape");
@@ -35,11 +32,24 @@ async fn scrape_until(port: u16, done: impl Fn(&str) -> bool) -> String {
 }
 
 /// The value of the sample whose name and labels start as `prefix` says.
-fn sample(text: &str, prefix: &str) -> Option<f64> {
+pub(crate) fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines()
         .find(|line| line.starts_with(prefix))
         .and_then(|line| line.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
+}
+
+/// A scrape of a fresh metered server once it has served a Count n = 8 and an Enumerate
+/// n = 6 (read to the end).
+pub(crate) async fn scrape_after_a_count_and_a_stream() -> String {
+    let (port, _server, mut client) = metered_server().await;
+    client.count(count_request(8)).await.expect("count");
+    let mut stream = open_stream(&mut client, 6, false).await;
+    while stream.message().await.expect("stream").is_some() {}
+    scrape_until(port, |text| {
+        text.contains(r#"grpc_method="Enumerate",grpc_type="server_stream",grpc_code="OK""#)
+    })
+    .await
 }
 
 /// How many subproblems the solver splits a count of an n×n board into.
@@ -149,24 +159,6 @@ async fn a_scrape_counts_the_calls_made() {
     );
     // Labels stay bounded: no peer addresses, no request values.
     assert!(!text.contains("127.0.0.1"), "{text}");
-
-    // And the exposition is valid for Prometheus's own checker.
-    tools::apt_packages(&["prometheus"]);
-    let scraped = tools::tools_dir().join("scrape.prom");
-    std::fs::write(&scraped, &text).expect("write the scrape");
-    let checked = tools::run_bounded(
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg("promtool check metrics < \"$0\"")
-            .arg(&scraped),
-        Duration::from_secs(60),
-    );
-    eprintln!("promtool check metrics:{}", checked.output());
-    assert!(
-        checked.success(),
-        "promtool check metrics:\n{}",
-        checked.output()
-    );
 }
 
 /// An Enumerate the client drops after its first message counts as a stream the client
@@ -192,119 +184,8 @@ async fn a_stream_the_client_drops_is_counted() {
     );
 }
 
-/// A real Prometheus server scrapes the service every second; its HTTP API then answers
-/// `grpc_server_handled_total` with the calls made.
-#[tokio::test]
-async fn prometheus_scrapes_the_service() {
-    tools::apt_packages(&["prometheus"]);
-    let (port, server, mut client) = metered_server().await;
-    for _ in 0..3 {
-        client.count(count_request(8)).await.expect("count");
-    }
-    client.count(count_request(0)).await.unwrap_err();
-
-    let dir = tools::target_dir().join("prometheus-test");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create target/prometheus-test");
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
-             scrape_configs:\n  - job_name: queens\n    static_configs:\n      \
-             - targets: ['127.0.0.1:{port}']\n"
-        ),
-    )
-    .expect("write prometheus.yml");
-    let web = free_port();
-    let prometheus = Stopped(
-        std::process::Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).expect("log file"))
-            .spawn()
-            .expect("start prometheus"),
-    );
-
-    // `sum by (grpc_code)` of the Count calls, as Prometheus has scraped them.
-    let query = "/api/v1/query?query=sum%20by%20(grpc_code)%20(grpc_server_handled_total%7Bgrpc_method%3D%22Count%22%7D)";
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let answer = loop {
-        let answer = http_get(web, query)
-            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
-        if let Some(answer) = &answer
-            && answer["data"]["result"]
-                .as_array()
-                .is_some_and(|r| r.len() == 2)
-        {
-            break answer.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "Prometheus has not scraped the calls within 60 s: {answer:?}\n{}",
-            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    eprintln!("Prometheus answered: {answer}");
-    let mut codes: Vec<(String, String)> = answer["data"]["result"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["metric"]["grpc_code"].as_str().unwrap_or("?").to_string(),
-                r["value"][1].as_str().unwrap_or("?").to_string(),
-            )
-        })
-        .collect();
-    codes.sort();
-    assert_eq!(
-        codes,
-        [
-            ("InvalidArgument".to_string(), "1".to_string()),
-            ("OK".to_string(), "3".to_string())
-        ]
-    );
-
-    // Every panel of the dashboard is valid PromQL that this Prometheus answers, and the
-    // calls panel shows the calls.
-    let mut answered = 0;
-    for expr in dashboard_exprs() {
-        let expr = expr
-            .replace("$__rate_interval", "10s")
-            .replace("$job", ".*")
-            .replace("$instance", ".*");
-        let path = format!("/api/v1/query?query={}", url_encode(&expr));
-        // rate() needs two scrapes in its window: the calls panel may take a second or two.
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let answer = http_get(web, &path)
-                .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
-                .unwrap_or_else(|| panic!("Prometheus refused the dashboard's {expr}"));
-            assert_eq!(answer["status"], "success", "{expr}: {answer}");
-            let shown = !answer["data"]["result"].as_array().unwrap().is_empty();
-            if shown || !expr.contains("grpc_server_handled_total") {
-                break;
-            }
-            assert!(Instant::now() < deadline, "{expr}: {answer}");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        answered += 1;
-    }
-    eprintln!("Prometheus answered all {answered} expressions of the dashboard");
-    drop(prometheus);
-    drop(server);
-}
-
 /// Every PromQL expression of `deploy/grafana-dashboard.json`.
-fn dashboard_exprs() -> Vec<String> {
+pub(crate) fn dashboard_exprs() -> Vec<String> {
     let path = tools::repo().join("deploy/grafana-dashboard.json");
     let text = std::fs::read_to_string(&path).expect("deploy/grafana-dashboard.json");
     let dashboard: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
@@ -331,30 +212,11 @@ fn metric_names(expr: &str) -> Vec<String> {
         .collect()
 }
 
-/// `text` percent-encoded for a URL's query.
-fn url_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Every metric the dashboard uses is in a scrape of a server that has served a Count and
 /// an Enumerate; and it has the panels the operators asked for.
 #[tokio::test]
 async fn the_dashboard_uses_only_exported_metrics() {
-    let (port, _server, mut client) = metered_server().await;
-    client.count(count_request(8)).await.expect("count");
-    let mut stream = open_stream(&mut client, 6, false).await;
-    while stream.message().await.expect("stream").is_some() {}
-    let text = scrape_until(port, |text| {
-        text.contains(r#"grpc_method="Enumerate",grpc_type="server_stream",grpc_code="OK""#)
-    })
-    .await;
+    let text = scrape_after_a_count_and_a_stream().await;
     let exported: std::collections::BTreeSet<&str> = text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
@@ -384,14 +246,4 @@ async fn the_dashboard_uses_only_exported_metrics() {
         "the dashboard uses {} metrics, all exported: {used:?}",
         used.len()
     );
-}
-
-/// A child process killed and reaped when dropped (also when the test fails).
-struct Stopped(std::process::Child);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

@@ -1,7 +1,8 @@
 //! The Node example (`examples/node`, @grpc/grpc-js loading `proto/queens.proto` at run time)
-//! against the real `queens` binary: its `node --test` suite, after `npm ci`. Covers the
-//! n = 10 stream (724 boards in order, batches of 64), Count (92 and 12 for n = 8, no
-//! `fundamental` with fixed queens), resuming a download file, errors, and the command line
+//! against the real `queens` binary: its `node --test` suite, after `npm ci` of its packages
+//! under `target/tools/node` (found through `NODE_PATH`). Covers the n = 10 stream (724
+//! boards in order, batches of 64), Count (92 and 12 for n = 8, no `fundamental` with fixed
+//! queens), resuming a download file, errors, and the command line
 //! (`test/client.test.js`); the packed form equal to the Board stream record for record with
 //! fixed queens, fundamental, shards, start_after, limit and batch sizes, the 4 MiB cap at
 //! n = 32, and the client's text and raw output from it (`test/packed.test.js`); what a
@@ -13,8 +14,8 @@
 //! (`test/auth.test.js`): `--token` or `QUEENS_TOKEN` on every call, UNAUTHENTICATED (exit
 //! status 1) without one or with a wrong one.
 
-mod common;
-mod tools;
+use crate::common;
+use crate::tools;
 
 use std::process::Command;
 use std::time::Duration;
@@ -32,7 +33,7 @@ const TEST_FILES: [&str; 5] = [
 
 #[test]
 fn node_client_streams_counts_and_resumes() {
-    let example = tools::node_example();
+    let modules = tools::node_modules();
     // Search slots to spare: the files' streams and the client's Counts beside them are never
     // refused as one client's share of a 2-core server.
     let server = ServerProcess::start(&["--max-searches", "16", "--max-searches-per-client", "16"]);
@@ -43,7 +44,8 @@ fn node_client_streams_counts_and_resumes() {
         Command::new("node")
             .arg("--test")
             .args(TEST_FILES)
-            .current_dir(example)
+            .current_dir(tools::repo().join("examples/node"))
+            .env("NODE_PATH", modules)
             .env("QUEENS_ADDR", server.addr.to_string())
             .env("QUEENS_BIN", env!("CARGO_BIN_EXE_queens"))
             .env("QUEENS_TLS_CERT", &cert)

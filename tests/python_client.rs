@@ -14,8 +14,8 @@
 //! and `--start-after` (checked locally), a server not running refused within seconds, and
 //! a finished download found "already complete" without a call.
 
-mod common;
-mod tools;
+use crate::common;
+use crate::tools;
 
 use std::process::Command;
 use std::time::Duration;

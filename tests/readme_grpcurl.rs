@@ -8,8 +8,8 @@
 //! `json` or `text` block with the exact output: stdout, or for a refused call the stderr text
 //! starting with `ERROR:`, when grpcurl must exit with 64 + the gRPC status code.
 
-mod common;
-mod tools;
+use crate::common;
+use crate::tools;
 
 use std::process::Command;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! client. OEIS counts, the exact n = 4 stream, order, batching and the 4 MiB cap, every
 //! request feature alone and combined, every INVALID_ARGUMENT case, health and reflection.
 
-mod common;
+use crate::common;
 
 use common::{A000170, A002562, InProcess, enumerate_request, is_solution};
 use queens::client::Client;

@@ -4,7 +4,7 @@
 //! is right. A search refused with RESOURCE_EXHAUSTED (10 calls, 8 slots) is retried, as a
 //! client would.
 
-mod common;
+use crate::common;
 
 use common::{A000170, A002562, ServerProcess, count_request};
 use queens::pb::EnumerateRequest;

@@ -1,7 +1,7 @@
 //! TLS when asked: a certificate made at run time (rcgen), `serve --tls-cert/--tls-key`, the
 //! CLI's `--ca-cert` streaming n = 6 over TLS, and plaintext clients refused.
 
-mod common;
+use crate::common;
 
 use common::{queens_cli, self_signed, tls_server};
 

@@ -6,7 +6,7 @@
 //! one starts a trace of its own; and without an exporter the log line still names the
 //! caller's trace.
 
-mod common;
+use crate::common;
 
 use common::{ServerProcess, count_request, open_stream};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test crate uses part of this
 
+pub mod h2raw;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -373,10 +375,10 @@ pub fn closed_within(
 }
 
 /// A `queens serve --tls-cert/--tls-key` with a fresh self-signed certificate for localhost,
-/// written into a new folder `queens-{name}-{pid}` under the system's temporary folder:
+/// written into a new folder `queens-{name}-{pid}` under `<target>/tmp`:
 /// (that folder, the certificate's path, the server).
 pub fn tls_server(name: &str) -> (std::path::PathBuf, std::path::PathBuf, ServerProcess) {
-    let dir = std::env::temp_dir().join(format!("queens-{name}-{}", std::process::id()));
+    let dir = crate::tools::scratch_dir().join(format!("queens-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (cert, key) = self_signed(&dir);
     let server = ServerProcess::start(&[
@@ -398,4 +400,30 @@ pub fn self_signed(dir: &std::path::Path) -> (std::path::PathBuf, std::path::Pat
     std::fs::write(&cert, certified.cert.pem()).unwrap();
     std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
     (cert, key)
+}
+
+/// Raises this process's soft limit of open files to its hard limit, for a test that holds
+/// `needed` descriptors at once (an ordinary user's soft limit is often 1,024); panics with
+/// the limit it needs when even the hard limit is lower. Tests of one binary run side by
+/// side, so the limit is raised as far as it goes, not just to `needed`.
+pub fn raise_open_file_limit(needed: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit through a valid pointer.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    assert_eq!(got, 0, "getrlimit(RLIMIT_NOFILE) failed");
+    assert!(
+        limit.rlim_max >= needed,
+        "this test holds {needed} open files at once, above this process's hard limit of {}: \
+         raise it (ulimit -Hn {needed}, or the nofile limit in /etc/security/limits.conf)",
+        limit.rlim_max
+    );
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max;
+        // SAFETY: setrlimit reads one rlimit through a valid pointer.
+        let set = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+        assert_eq!(set, 0, "setrlimit(RLIMIT_NOFILE) to the hard limit failed");
+    }
 }

