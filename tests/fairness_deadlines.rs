@@ -2,7 +2,8 @@
 //! peer address) cannot take every search slot while another client is kept out; an Enumerate
 //! honours the call's `grpc-timeout` and gives back its slot within a second of it; a stream whose
 //! reader takes nothing for `--stall-timeout` ends and gives back its slot; a unary Count past its
-//! deadline answers DEADLINE_EXCEEDED, not CANCELLED.
+//! deadline answers DEADLINE_EXCEEDED, not CANCELLED; and one client cannot fill
+//! `--max-requests` with requests it holds in flight.
 //!
 //! Clients from another address bind their socket to 127.0.0.2 (all of 127/8 is loopback on
 //! Linux). A tonic client also runs a timer of its own for `grpc-timeout` (and reports it as
@@ -10,6 +11,7 @@
 //! bare HTTP/2 client (the `h2` crate) that has no timer: the status seen is the server's.
 
 use crate::common;
+use crate::common::h2raw;
 
 use common::{A000170, ServerProcess, count_8_by, count_request};
 use prost::Message;
@@ -137,6 +139,66 @@ async fn two_slots_one_client_takes_one() {
 #[tokio::test]
 async fn four_slots_one_client_takes_two() {
     one_client_cannot_take_every_slot(4).await;
+}
+
+/// Client A (127.0.0.1) opens `held` Count streams on a raw HTTP/2 connection and never sends
+/// their request message, so the server's gate holds each as a request in flight (no search
+/// starts); returns the connection and how many of them the server ended at once (refused).
+fn hold_requests(server: &ServerProcess, held: u32) -> (h2raw::Conn, u64) {
+    let mut conn = h2raw::Conn::open(server.addr).expect("a raw HTTP/2 connection");
+    let block = h2raw::count_block(&server.addr.to_string());
+    let mut buf = Vec::new();
+    for i in 0..held {
+        h2raw::push_headers(&mut buf, 2 * i + 1, &block, false);
+    }
+    conn.send(&buf).expect("send HEADERS");
+    assert!(conn.barrier(Duration::from_secs(10)), "PING answered");
+    // A refusal is a trailers-only response; give any late one a moment to arrive.
+    std::thread::sleep(Duration::from_millis(200));
+    let ended = conn.stats().ended_streams;
+    (conn, ended)
+}
+
+/// The status of a Count n = 10 from `source`, answered within 30 s.
+async fn count_10_from(server: &ServerProcess, source: &str) -> Result<u64, Status> {
+    let mut client = client_from(&server.url(), source).await;
+    timeout(Duration::from_secs(30), client.count(count_request(10)))
+        .await
+        .expect("a Count n = 10 answered within 30 s")
+        .map(|r| r.into_inner().solutions)
+}
+
+/// `--max-requests 8 --max-requests-per-client 4`: client A (127.0.0.1) holds six requests
+/// in flight; four are held and two refused at once, A's next Count is refused naming
+/// `--max-requests-per-client 4`, and client B (127.0.0.2) still gets its Count n = 10
+/// answered. With A's share as large as the server's bound, A fills it and B is refused: the
+/// share is what keeps B in.
+#[tokio::test]
+async fn one_client_cannot_fill_max_requests() {
+    let server = ServerProcess::start(&["--max-requests", "8", "--max-requests-per-client", "4"]);
+    let (_held, refused) = hold_requests(&server, 6);
+    assert_eq!(
+        refused, 2,
+        "of A's 6 held requests, those beyond its share of 4"
+    );
+    let a = count_10_from(&server, "127.0.0.1").await.unwrap_err();
+    assert_eq!(a.code(), Code::ResourceExhausted, "{a:?}");
+    assert!(
+        a.message().contains("--max-requests-per-client 4"),
+        "A's refusal names its share: {a:?}"
+    );
+    match count_10_from(&server, "127.0.0.2").await {
+        Ok(solutions) => assert_eq!(solutions, SOLUTIONS_10),
+        Err(status) => panic!("B (127.0.0.2) kept out while A holds its share: {status:?}"),
+    }
+    drop(server);
+
+    let server = ServerProcess::start(&["--max-requests", "8", "--max-requests-per-client", "8"]);
+    let (_held, refused) = hold_requests(&server, 8);
+    assert_eq!(refused, 0, "a share as large as --max-requests holds all 8");
+    let b = count_10_from(&server, "127.0.0.2").await.unwrap_err();
+    assert_eq!(b.code(), Code::ResourceExhausted, "{b:?}");
+    assert!(b.message().contains("(--max-requests)"), "{b:?}");
 }
 
 /// An Enumerate of n = 18, compact.

@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// answered RESOURCE_EXHAUSTED [default: half of --max-searches, at least 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_searches_per_client: Option<u32>,
+    /// Requests one client (token, certificate or IP address) may have in flight at once;
+    /// more are answered RESOURCE_EXHAUSTED [default: a quarter of --max-requests, at least 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_requests_per_client: Option<u32>,
     /// Seconds a new connection has to finish its TLS handshake and send the HTTP/2 preface.
     #[arg(long, default_value_t = Seconds(config::PREFACE_TIMEOUT))]
     pub preface_timeout: Seconds,

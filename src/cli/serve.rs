@@ -52,6 +52,7 @@ impl ServeArgs {
             max_connections: self.max_connections as usize,
             max_requests: self.max_requests as usize,
             max_searches_per_client: self.max_searches_per_client.map(|m| m as usize),
+            max_requests_per_client: self.max_requests_per_client.map(|m| m as usize),
             preface_timeout: self.preface_timeout.0,
             idle_timeout: self.idle_timeout.0,
             max_connection_age: self.max_connection_age.map(|s| s.0),

@@ -126,6 +126,12 @@ pub const MAX_CONNECTIONS: usize = 1024;
 /// 278-408 MiB without the bound.
 pub const MAX_REQUESTS: usize = 2048;
 
+/// The part of `--max-requests` one client may hold by default: a quarter, so that a client
+/// holding its whole share leaves three quarters for everyone else, and still far more than
+/// any real client keeps open (a fan-out of this CLI holds 16 streams, a browser six
+/// connections' worth).
+pub const REQUESTS_SHARE_DIVISOR: usize = 4;
+
 /// How long a new connection has to send the HTTP/2 preface (after its TLS handshake, and
 /// for the handshake itself): a real client sends it at once, and 10 s covers any network.
 pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -192,6 +198,9 @@ pub struct Config {
     pub max_requests: usize,
     /// Searches one client may run at once (`None`: half of `max_searches`, at least one).
     pub max_searches_per_client: Option<usize>,
+    /// Requests one client may have in flight at once (`None`: a quarter of `max_requests`,
+    /// at least one).
+    pub max_requests_per_client: Option<usize>,
     /// How long a new connection has to finish its TLS handshake and send the preface.
     pub preface_timeout: Duration,
     /// How long a connection with no open stream is kept.
@@ -213,6 +222,14 @@ impl Config {
         self.max_searches_per_client
             .unwrap_or(self.max_searches / 2)
             .clamp(1, self.max_searches.max(1))
+    }
+
+    /// Requests one client may have in flight at once: the setting, else a quarter of
+    /// `max_requests` (at least one, at most `max_requests`).
+    pub fn requests_per_client(&self) -> usize {
+        self.max_requests_per_client
+            .unwrap_or(self.max_requests / REQUESTS_SHARE_DIVISOR)
+            .clamp(1, self.max_requests.max(1))
     }
 }
 
@@ -318,6 +335,7 @@ impl Default for Config {
             max_connections: MAX_CONNECTIONS,
             max_requests: MAX_REQUESTS,
             max_searches_per_client: None,
+            max_requests_per_client: None,
             preface_timeout: PREFACE_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
             max_connection_age: None,

@@ -1,5 +1,6 @@
 //! The gate every request passes before it reaches a service: the server-wide bound on
-//! requests in flight (`--max-requests`), the caller's identity (`auth.rs`), the call's log
+//! requests in flight (`--max-requests`) and each client's share of it
+//! (`--max-requests-per-client`), the caller's identity (`auth.rs`), the call's log
 //! line, metrics and span, and the per-call extensions the service reads (the types are the
 //! service's: `ClientId`, `Arrived`, `CallNote`). Each request counts as an open stream of its
 //! connection until its response body ends.
@@ -10,7 +11,7 @@
 use super::auth;
 use super::listen::{ConnInfo, StreamGuard};
 use crate::config::Tokens;
-use crate::service::{Arrived, CallNote, ClientId};
+use crate::service::{Arrived, CallNote, ClientId, Share, Shares};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -29,16 +30,20 @@ struct Shared {
     tokens: Option<Tokens>,
     in_flight: Arc<Semaphore>,
     max_requests: usize,
+    /// Requests in flight per client: no client holds more than its share of `in_flight`.
+    shares: Shares,
 }
 
 impl GateLayer {
-    /// A gate admitting `max_requests` at once, checking `tokens` when given.
-    pub(super) fn new(tokens: Option<Tokens>, max_requests: usize) -> GateLayer {
+    /// A gate admitting `max_requests` at once, at most `per_client` of them from one client,
+    /// checking `tokens` when given.
+    pub(super) fn new(tokens: Option<Tokens>, max_requests: usize, per_client: usize) -> GateLayer {
         GateLayer {
             inner: Arc::new(Shared {
                 tokens,
                 in_flight: Arc::new(Semaphore::new(max_requests)),
                 max_requests,
+                shares: Shares::new(per_client),
             }),
         }
     }
@@ -62,10 +67,11 @@ pub(super) struct Gate<S> {
     shared: Arc<Shared>,
 }
 
-/// What a request holds while it is in flight: its place under `--max-requests` and its
-/// count as an open stream of its connection.
+/// What a request holds while it is in flight: its place under `--max-requests`, its place in
+/// its client's share, and its count as an open stream of its connection.
 struct Held {
     _permit: OwnedSemaphorePermit,
+    _share: Share,
     _stream: Option<StreamGuard>,
     /// The call's log line, written when the call ends.
     log: CallLog,
@@ -166,7 +172,8 @@ where
                     method = request.uri().path(),
                     "shed: --max-requests reached"
                 );
-                metrics::counter!("queens_requests_shed_total").increment(1);
+                metrics::counter!("queens_requests_shed_total", "reason" => "max_requests")
+                    .increment(1);
                 let status = Status::resource_exhausted(format!(
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests
@@ -189,6 +196,23 @@ where
                 super::metrics::handled(&labels, status.code(), 0.0, 0);
                 return refuse(status);
             }
+        };
+        let Some(share) = self.shared.shares.take(&client) else {
+            tracing::debug!(
+                method = request.uri().path(),
+                client = %client,
+                "shed: --max-requests-per-client reached"
+            );
+            metrics::counter!("queens_requests_shed_total", "reason" => "max_requests_per_client")
+                .increment(1);
+            let status = Status::resource_exhausted(format!(
+                "client busy: {client} has {} requests in flight \
+                 (--max-requests-per-client {}); retry later",
+                self.shared.shares.per_client(),
+                self.shared.shares.per_client()
+            ));
+            super::metrics::handled(&labels, status.code(), 0.0, 0);
+            return refuse(status);
         };
         if let Some(conn) = &conn {
             // `Request::remote_addr` reads this.
@@ -215,6 +239,7 @@ where
         request.extensions_mut().insert(note);
         let mut held = Held {
             _permit: permit,
+            _share: share,
             _stream: stream,
             log,
         };

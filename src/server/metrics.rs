@@ -62,7 +62,7 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
     );
     metrics::describe_counter!(
         "queens_requests_shed_total",
-        "Requests answered RESOURCE_EXHAUSTED at once because --max-requests were in flight."
+        "Requests answered RESOURCE_EXHAUSTED at once, by reason (max_requests, max_requests_per_client)."
     );
     metrics::describe_counter!(
         "queens_boards_sent_total",
@@ -105,8 +105,10 @@ fn zero_series() {
     for method in ["Enumerate", "CountProgress"] {
         metrics::counter!("queens_streams_client_gone_total", "grpc_method" => method).absolute(0);
     }
+    for reason in ["max_requests", "max_requests_per_client"] {
+        metrics::counter!("queens_requests_shed_total", "reason" => reason).absolute(0);
+    }
     for name in [
-        "queens_requests_shed_total",
         "queens_boards_sent_total",
         "queens_bytes_sent_total",
         "queens_count_subproblems_total",

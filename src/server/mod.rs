@@ -80,6 +80,7 @@ pub async fn run(
     let mut builder = builder.layer(gate::GateLayer::new(
         config.tokens.clone(),
         config.max_requests,
+        config.requests_per_client(),
     ));
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<QueensServer<QueensService>>().await;

@@ -6,9 +6,8 @@
 
 use super::Error;
 use super::call::ClientId;
-use crate::sync::lock;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use super::shares::{Share, Shares};
+use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 /// The search slots, each client's share, and the server's shutdown signal.
@@ -17,9 +16,8 @@ pub struct Admission {
     /// One permit per running search, server-wide.
     slots: Arc<Semaphore>,
     limit: usize,
-    per_client: usize,
-    /// Searches running per client (only clients with at least one).
-    running: Arc<Mutex<HashMap<ClientId, usize>>>,
+    /// Searches running per client.
+    shares: Shares,
     stopping: watch::Receiver<bool>,
 }
 
@@ -27,20 +25,12 @@ pub struct Admission {
 #[derive(Debug)]
 pub struct SearchSlot {
     _permit: OwnedSemaphorePermit,
-    client: ClientId,
-    running: Arc<Mutex<HashMap<ClientId, usize>>>,
+    _share: Share,
 }
 
 impl Drop for SearchSlot {
     fn drop(&mut self) {
         metrics::gauge!("queens_searches_running").decrement(1.0);
-        let mut running = lock(&self.running);
-        if let Some(count) = running.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
-                running.remove(&self.client);
-            }
-        }
     }
 }
 
@@ -51,8 +41,7 @@ impl Admission {
         Admission {
             slots: Arc::new(Semaphore::new(limit)),
             limit,
-            per_client,
-            running: Arc::default(),
+            shares: Shares::new(per_client),
             stopping,
         }
     }
@@ -68,25 +57,21 @@ impl Admission {
             refused("shutting_down");
             return Err(Error::ShuttingDown);
         }
-        let mut running = lock(&self.running);
         // A full server says so first: that is what every client is waiting for.
         let permit = self.slots.clone().try_acquire_owned().map_err(|_| {
             refused("max_searches");
             Error::Busy { limit: self.limit }
         })?;
-        let mine = running.get(client).copied().unwrap_or(0);
-        if mine >= self.per_client {
+        let share = self.shares.take(client).ok_or_else(|| {
             refused("max_searches_per_client");
-            return Err(Error::ClientBusy {
-                limit: self.per_client,
-            });
-        }
-        running.insert(client.clone(), mine + 1);
+            Error::ClientBusy {
+                limit: self.shares.per_client(),
+            }
+        })?;
         metrics::gauge!("queens_searches_running").increment(1.0);
         Ok(SearchSlot {
             _permit: permit,
-            client: client.clone(),
-            running: self.running.clone(),
+            _share: share,
         })
     }
 }
@@ -117,6 +102,6 @@ mod tests {
         let _a3 = admission
             .admit(&a)
             .expect("a slot given back is taken again");
-        assert_eq!(lock(&admission.running).get(&a), Some(&2));
+        assert_eq!(admission.shares.held_by(&a), 2);
     }
 }

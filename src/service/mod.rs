@@ -8,6 +8,8 @@
 //! - `call.rs`: what the service knows of a call beyond its request (who, when it arrived,
 //!   the note for its log line); the server's gate fills these in.
 //! - `admission.rs`: the search slots (`--max-searches`).
+//! - `shares.rs`: each client's share of a bounded resource (search slots, and the server's
+//!   requests in flight).
 //! - `count.rs`: a running Count: deadline, time limit, shutdown, progress.
 //!
 //! Not here: the Enumerate pipeline (`crate::stream`), the searches (`crate::solver`), the
@@ -18,12 +20,14 @@ mod call;
 mod count;
 mod error;
 mod query;
+mod shares;
 
 pub use self::admission::{Admission, SearchSlot};
 pub use self::call::{Arrived, CallNote, ClientId};
 pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
 pub use self::query::Query;
+pub use self::shares::{Share, Shares};
 
 use self::count::DEADLINE_MARGIN;
 use crate::config::Config;
