@@ -36,6 +36,7 @@ use crate::pb::server::queens_server::QueensServer;
 use crate::service::QueensService;
 use crate::solver::Pool;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -48,13 +49,25 @@ use tonic_health::ServingStatus;
 /// connection, before it answers with GOAWAY (Rapid Reset, CVE-2023-44487): h2's default.
 const MAX_PENDING_ACCEPT_RESETS: usize = 20;
 
-/// Serves (over TLS when `config.tls` is set) until `shutdown` completes, then: health turns NOT_SERVING, new connections are
-/// refused, open streams end with UNAVAILABLE "server shutting down", and after at most
-/// `config.shutdown_grace` the function returns even if some client never read its stream.
+/// Serves (over TLS when `config.tls` is set) until `shutdown` completes, then: health turns
+/// NOT_SERVING, new connections are refused, open streams end with UNAVAILABLE "server
+/// shutting down", and after at most `config.shutdown_grace` the function returns even if
+/// some client never read its stream.
 pub async fn run(
     listener: TcpListener,
     config: Config,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    // One concrete shutdown type: the server stack is compiled once, here, rather than again
+    // in every crate (test, binary, bench) that calls this with a future of its own.
+    serve_until(listener, config, Box::pin(shutdown)).await
+}
+
+/// [`run`] with its shutdown future boxed.
+async fn serve_until(
+    listener: TcpListener,
+    config: Config,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
 ) -> Result<(), ServeError> {
     let grace = config.shutdown_grace;
     let max_request = config.max_request_bytes;

@@ -1,11 +1,14 @@
 //! Time to the first Enumerate message for n = 20..32 (or the sizes given as arguments),
 //! against a server started in process on 127.0.0.1:0 with the default settings.
 //!
-//! `cargo run --release --example first_message [-- 20 24 28 32]`
+//! `cargo bench --bench first_message [-- 20 24 28 32]`
 //! (`QUEENS_PRODUCE_THREADS=1` for the sequential producer). For each n it prints how
 //! long the first message took from the call, how many boards it held, and its first board
 //! (the lexicographically first solution); then it drops the stream, which stops the
-//! search (the next call waits until that search has given back its slot). The search starts at once: nothing is precomputed before sending.
+//! search (the next call waits until that search has given back its slot). The search
+//! starts at once: nothing is precomputed before sending.
+//!
+//! A bench rather than an example so that `cargo test` does not build it.
 
 use queens::config::Config;
 use queens::pb::EnumerateRequest;
