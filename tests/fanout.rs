@@ -1,13 +1,46 @@
 //! Work spread over replicas and orchestrators: `count --endpoints` over three servers with
-//! one killed (SIGKILL) mid-run, `enumerate --endpoints --out DIR` resuming after a killed
-//! server and a killed client, and local shard counts as an Indexed Job runs them, summed.
+//! one killed (SIGKILL) mid-run, with one stopped (SIGSTOP) mid-run, and with a listening
+//! socket nobody reads; `enumerate --endpoints --out DIR` resuming after a killed server and
+//! a killed client, past a stopped server, and after 20 SIGKILLs of the client at seeded
+//! moments; and local shard counts as an Indexed Job runs them, summed.
 
 use crate::common;
 
 use common::{A000170, A002562, ServerProcess, queens_cli};
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// OEIS A000170 and A002562 at n = 18 (the shared tables stop at 17).
+const SOLUTIONS_18: u64 = 666_090_624;
+/// See [`SOLUTIONS_18`].
+const FUNDAMENTAL_18: u64 = 83_263_591;
+
+/// A generous bound on a run past a hung endpoint, only to catch a hang (the documented
+/// bound is 10 s to notice it, plus redoing its shards).
+const HUNG_RUN_LIMIT: Duration = Duration::from_secs(90);
+
+/// Sends `signal` to process `pid`.
+fn signal(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) takes plain integers; the pid is a child this test started and has not
+    // reaped (its ServerProcess is alive), so it names no other process.
+    let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(sent, 0, "kill({pid}, {signal})");
+}
+
+/// Waits for `child` for at most `limit`; kills it and panics past that.
+fn finish_within(mut child: std::process::Child, limit: Duration) -> (bool, String, String) {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("try_wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let (_, out, err) = finish(child);
+            panic!("still running after {limit:?}: {out}{err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    finish(child)
+}
 
 /// Starts the `queens` binary with `args`, output captured.
 fn spawn(args: &[&str]) -> std::process::Child {
@@ -48,6 +81,217 @@ fn a_count_survives_losing_a_server() {
         "{err}"
     );
     println!("{err}");
+}
+
+/// One of three servers stopped (SIGSTOP) mid-run: its TCP connections stay open and nothing
+/// answers on them. The count still ends with the exact total, and names the server it gave
+/// up on.
+#[test]
+fn a_count_finishes_past_a_stopped_server() {
+    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
+    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    let client = spawn(&[
+        "count",
+        "18",
+        "--endpoints",
+        &endpoints.join(","),
+        "--shards",
+        "48",
+    ]);
+    std::thread::sleep(Duration::from_millis(800));
+    signal(servers[1].pid(), libc::SIGSTOP);
+    let stopped = Instant::now();
+    let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+    let took = stopped.elapsed();
+    signal(servers[1].pid(), libc::SIGCONT);
+    drop(servers);
+    assert!(ok, "{out}{err}");
+    assert_eq!(
+        out,
+        format!("solutions: {SOLUTIONS_18}\nfundamental: {FUNDAMENTAL_18}\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("gave up on {}: no answer", endpoints[1])),
+        "{err}"
+    );
+    println!("SIGSTOP to the end of the count: {took:.2?}\n{err}");
+}
+
+/// A listening socket nobody accepts or reads, as one of three endpoints: the kernel
+/// completes the TCP handshake, and nothing ever answers.
+#[test]
+fn a_count_finishes_past_a_socket_nobody_reads() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let servers: Vec<ServerProcess> = (0..2).map(|_| ServerProcess::start(&[])).collect();
+    let mut endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    endpoints.push(silent_url.clone());
+    let started = Instant::now();
+    let client = spawn(&[
+        "count",
+        "17",
+        "--endpoints",
+        &endpoints.join(","),
+        "--shards",
+        "24",
+    ]);
+    let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+    let took = started.elapsed();
+    drop(silent);
+    assert!(ok, "{out}{err}");
+    assert_eq!(
+        out,
+        format!("solutions: {}\nfundamental: {}\n", A000170[16], A002562[16]),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("gave up on {silent_url}: no answer")),
+        "{err}"
+    );
+    println!("count with a silent endpoint: {took:.2?}\n{err}");
+}
+
+/// `enumerate --out` over three servers, one of them stopped before the run: every board
+/// exactly once, and the stopped one named.
+#[test]
+fn an_enumeration_finishes_past_a_stopped_server() {
+    let dir = crate::tools::scratch_dir().join(format!("queens-stopped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
+    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    signal(servers[2].pid(), libc::SIGSTOP);
+    let client = spawn(&[
+        "enumerate",
+        "13",
+        "--endpoints",
+        &endpoints.join(","),
+        "--shards",
+        "24",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+    signal(servers[2].pid(), libc::SIGCONT);
+    drop(servers);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.starts_with(&format!("boards: {} ", A000170[12])),
+        "{out}"
+    );
+    let boards = boards_in(&dir);
+    let distinct: HashSet<&String> = boards.iter().collect();
+    assert_eq!(distinct.len(), boards.len(), "every board exactly once");
+    assert_eq!(boards.len() as u64, A000170[12]);
+    assert!(
+        err.contains(&format!("gave up on {}: no answer", endpoints[2])),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shard files of `dir` by name, with their bytes.
+fn shard_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// `enumerate --out DIR` SIGKILLed 20 times at seeded moments (50-800 ms after its start),
+/// rerun each time: after every kill each shard file is a prefix of the uninterrupted run's
+/// (so its complete lines are that run's records, in order, none twice; a kill may leave a
+/// partial last line, which the next run cuts off before it appends), a shard the manifest
+/// calls done is whole, and the final rerun leaves files equal byte for byte.
+#[test]
+fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
+    let base = crate::tools::scratch_dir().join(format!("queens-kill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (whole, killed) = (base.join("whole"), base.join("killed"));
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    let args = |dir: &std::path::Path| {
+        [
+            "enumerate".to_string(),
+            "15".to_string(),
+            "--addr".to_string(),
+            url.clone(),
+            "--shards".to_string(),
+            "64".to_string(),
+            "--out".to_string(),
+            dir.to_str().unwrap().to_string(),
+        ]
+    };
+    let run = |dir: &std::path::Path| {
+        let args = args(dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        spawn(&args)
+    };
+    let started = Instant::now();
+    let (ok, out, err) = finish_within(run(&whole), HUNG_RUN_LIMIT);
+    assert!(
+        ok && out.starts_with(&format!("boards: {} ", A000170[14])),
+        "{out}{err}"
+    );
+    println!("uninterrupted: {:.2?}", started.elapsed());
+    let reference = shard_files(&whole);
+    assert_eq!(reference.len(), 64);
+    let (mut seed, mut torn, mut done_seen) = (0x9e37_79b9_u32, 0, 0);
+    for _ in 0..20 {
+        // xorshift32: a fixed, reproducible sequence of delays.
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let delay = Duration::from_millis(50 + u64::from(seed % 751));
+        let mut child = run(&killed);
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        let manifest: Option<queens::fanout::Manifest> =
+            std::fs::read(killed.join("manifest.json"))
+                .ok()
+                .map(|b| serde_json::from_slice(&b).expect("a whole manifest"));
+        let files = shard_files(&killed);
+        for (name, bytes) in &files {
+            let (_, full) = reference.iter().find(|(n, _)| n == name).expect(name);
+            assert!(
+                full.starts_with(bytes),
+                "{name} is not a prefix of the whole run's"
+            );
+            torn += usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+        }
+        if let Some(manifest) = manifest {
+            for &index in &manifest.done {
+                let name = format!("shard-{index:05}-of-00064.txt");
+                let (_, bytes) = files.iter().find(|(n, _)| *n == name).expect(&name);
+                let (_, full) = reference.iter().find(|(n, _)| *n == name).unwrap();
+                assert_eq!(bytes.len(), full.len(), "{name} marked done but short");
+            }
+            done_seen = manifest.done.len();
+        }
+    }
+    let (ok, out, err) = finish_within(run(&killed), HUNG_RUN_LIMIT);
+    assert!(
+        ok && out.starts_with(&format!("boards: {} ", A000170[14])),
+        "{out}{err}"
+    );
+    assert!(
+        shard_files(&killed) == reference,
+        "the files differ from the whole run's"
+    );
+    println!(
+        "20 kills: {done_seen} shards done before the last rerun, {torn} torn tails seen, \
+         {:.2?} in all",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 #[test]

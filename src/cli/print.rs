@@ -16,12 +16,15 @@ pub(super) fn print_counts(solutions: u64, fundamental: Option<u64>, turn_fixed:
     }
 }
 
-/// Per-endpoint statistics of a fan-out, on stderr.
+/// Per-endpoint statistics of a fan-out, on stderr, and a line for each endpoint given up.
 pub(super) fn print_stats(stats: &[EndpointStats]) {
     for s in stats {
         eprintln!(
             "{}: {} shards, {} solutions, {} failed calls, {:.2} s busy",
             s.url, s.shards, s.solutions, s.failures, s.busy_seconds
         );
+        if let Some(why) = &s.gave_up {
+            eprintln!("gave up on {}: {why}", s.url);
+        }
     }
 }

@@ -1,16 +1,23 @@
 //! Connecting to a server: the URL from a plain `host:port`, TLS from PEM bytes, the bearer
-//! token on every call, and a connection failure said the way the Python and Node clients
-//! say it (`cannot connect to URL: connection refused (is the server running?)`).
-//! Reading the PEM files is `target.rs`'s.
+//! token on every call, HTTP/2 keepalive pings while a call is open, and a connection failure
+//! said the way the Python and Node clients say it (`cannot connect to URL: connection
+//! refused (is the server running?)`). Reading the PEM files is `target.rs`'s; bounding how
+//! long a connect or a silent server may take is the fan-out's (`crate::fanout`).
 
+use crate::config::{KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT};
 use crate::pb::queens_client::QueensClient;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+use tonic_health::pb::health_client::HealthClient;
 
 /// A connected Queens client that sends the caller's credentials with every call.
 pub type Client = QueensClient<InterceptedService<Channel, Bearer>>;
+
+/// A connected `grpc.health.v1.Health` client with the same credentials, for asking whether
+/// a server still answers.
+pub type Health = HealthClient<InterceptedService<Channel, Bearer>>;
 
 /// Default address of a local server.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:50051";
@@ -96,6 +103,21 @@ pub async fn connect(addr: &str) -> Result<Client, ConnectError> {
 /// Connects to `addr` with `access`: over TLS (`https://`) when it names a CA, sending its
 /// token with every call.
 pub async fn connect_with(addr: &str, access: &Access) -> Result<Client, ConnectError> {
+    let (channel, bearer) = open(addr, access).await?;
+    Ok(QueensClient::with_interceptor(channel, bearer))
+}
+
+/// A health client connected to `addr` with `access`, as [`connect_with`] connects.
+pub async fn health_with(addr: &str, access: &Access) -> Result<Health, ConnectError> {
+    let (channel, bearer) = open(addr, access).await?;
+    Ok(HealthClient::with_interceptor(channel, bearer))
+}
+
+/// The channel to `addr` and the interceptor carrying `access`'s token. While a call is
+/// open the channel pings the server as the server pings its clients (every 30 s, 10 s to
+/// answer), so a call whose connection died without a word (a NAT that dropped it) fails
+/// instead of waiting for ever; idle connections are not pinged.
+async fn open(addr: &str, access: &Access) -> Result<(Channel, Bearer), ConnectError> {
     let scheme = if access.ca_pem.is_some() {
         "https"
     } else {
@@ -119,7 +141,11 @@ pub async fn connect_with(addr: &str, access: &Access) -> Result<Client, Connect
         None => None,
     };
     let transport = |e| fail(Why::Transport(e));
-    let mut endpoint = Channel::from_shared(url.clone()).map_err(|e| fail(Why::Url(e)))?;
+    let mut endpoint = Channel::from_shared(url.clone())
+        .map_err(|e| fail(Why::Url(e)))?
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(false);
     if access.ca_pem.is_some() || access.identity.is_some() {
         let mut tls = ClientTlsConfig::new();
         if let Some(ca) = &access.ca_pem {
@@ -131,5 +157,5 @@ pub async fn connect_with(addr: &str, access: &Access) -> Result<Client, Connect
         endpoint = endpoint.tls_config(tls).map_err(transport)?;
     }
     let channel = endpoint.connect().await.map_err(transport)?;
-    Ok(QueensClient::with_interceptor(channel, Bearer(token)))
+    Ok((channel, Bearer(token)))
 }

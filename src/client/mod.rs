@@ -10,6 +10,8 @@ mod connect;
 mod records;
 mod target;
 
-pub use self::connect::{Access, Bearer, Client, ConnectError, DEFAULT_URL, connect, connect_with};
+pub use self::connect::{
+    Access, Bearer, Client, ConnectError, DEFAULT_URL, Health, connect, connect_with, health_with,
+};
 pub use self::records::records;
 pub use self::target::{Error, Target};

@@ -91,7 +91,8 @@ pub const MAX_SEARCH_TIME: Duration = Duration::from_secs(3600);
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 
 /// HTTP/2 keepalive: a ping every 30 s, and a peer that does not answer within 10 s is
-/// dropped, so a long Count to a dead client is noticed and its search cancelled.
+/// dropped, so a long Count to a dead client is noticed and its search cancelled. The
+/// clients ping their servers the same way while a call is open (`crate::client`).
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(30);
 
 /// How long a keepalive ping may go unanswered.

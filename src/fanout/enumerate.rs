@@ -42,14 +42,16 @@ impl Manifest {
         dir.join("manifest.json")
     }
 
-    /// Writes the manifest atomically (a temporary file renamed over the old one).
+    /// Writes the manifest atomically: a temporary file, synced to disk, renamed over the
+    /// old one, and the directory synced, so a crash (even of the machine) leaves the old
+    /// manifest or the new one, never a torn one.
     fn save(&self, dir: &Path) -> std::io::Result<()> {
         let tmp = dir.join("manifest.json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?,
-        )?;
-        std::fs::rename(tmp, Manifest::path(dir))
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(&serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        file.sync_all()?;
+        std::fs::rename(tmp, Manifest::path(dir))?;
+        std::fs::File::open(dir)?.sync_all()
     }
 }
 
@@ -130,6 +132,8 @@ impl ShardTask for EnumerateShard {
             written += (records.len() / n.max(1)) as u64;
         }
         out.flush().map_err(io)?;
+        // On disk before the manifest says done: a done shard's file is never short.
+        out.get_ref().sync_data().map_err(io)?;
         let mut manifest = self.manifest.lock().expect("manifest lock");
         manifest.done.push(index);
         manifest.done.sort_unstable();

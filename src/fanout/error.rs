@@ -45,10 +45,17 @@ pub enum Error {
         status: Box<tonic::Status>,
     },
     /// Every endpoint was given up with shards left.
-    #[error("every endpoint failed; {} shards unfinished ({})", left.len(), list(left))]
+    #[error(
+        "every endpoint failed; {} shards unfinished ({}); gave up on {}",
+        left.len(),
+        list(left),
+        gave_up.join("; ")
+    )]
     Unfinished {
         /// The shards left.
         left: Vec<u32>,
+        /// Each endpoint given up, as `URL: why`.
+        gave_up: Vec<String>,
     },
     /// The shards' counts do not add up to a total (too large, or split in different
     /// ways by servers of different versions).

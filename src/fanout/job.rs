@@ -1,8 +1,26 @@
 //! What a fan-out spreads: the question, into how many shards, how many attempts each may
-//! take, and the credentials for every endpoint; with the defaults of the last two.
+//! take, and the credentials for every endpoint; with the defaults of the last two, and the
+//! bounds on how long a hung endpoint may hold a shard.
 
 use crate::client::Access;
 use crate::pb::{Shard, Square};
+use std::time::Duration;
+
+/// How often each endpoint is asked whether it still answers (a `grpc.health.v1` Check,
+/// which a queens server answers from its network threads, not its search pool, so a busy
+/// replica answers at once): one small call per endpoint every 5 s costs nothing next to the
+/// shards, and keeps the server's call log quiet.
+pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How long a health Check may go unanswered before its endpoint is given up as hung (a
+/// stopped process, a socket nobody reads): a live server answers in milliseconds even on an
+/// overloaded machine. A hung endpoint is therefore noticed within [`PROBE_INTERVAL`] +
+/// this (10 s) of its last answer, and its shards go back to the queue.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest a connection may take to open (name lookup, TCP, TLS, HTTP/2): as long as a
+/// health Check may take, for the same reason.
+pub const CONNECT_TIMEOUT: Duration = PROBE_TIMEOUT;
 
 /// Default attempts per shard before the run gives up.
 pub const MAX_ATTEMPTS: u32 = 8;

@@ -4,13 +4,16 @@
 //! tonic's `balance_list` does not fail over from a dead endpoint, so each endpoint gets its
 //! own workers (as many as it admits) that take shards from a shared queue; a retryable
 //! failure (UNAVAILABLE, RESOURCE_EXHAUSTED, a broken connection) puts the shard back, up to
-//! a bounded number of attempts. Enumeration writes each shard to its own file and resumes
+//! a bounded number of attempts. A watchdog per endpoint asks it for its health; an endpoint
+//! that leaves a Check unanswered (a stopped process, a socket nobody reads) is given up
+//! within 10 s, its calls in flight abandoned and their shards put back. Enumeration writes each shard to its own file and resumes
 //! from the last complete line, recording finished shards in a manifest, so rerunning the
 //! command finishes the job.
 //!
 //! - `job.rs`: what is spread ([`FanoutJob`]) and its defaults.
 //! - `resolve.rs`: endpoint arguments to URLs, one per address of a headless Service.
 //! - `queue.rs`: the retry queue and its workers, for any per-shard task.
+//! - `liveness.rs`: bounded connects and the health watchdog of each endpoint.
 //! - `count.rs`: the count task and the checked total.
 //! - `enumerate.rs`: the resumable enumeration into shard files and its manifest.
 //! - `error.rs`: why a run failed.
@@ -22,12 +25,15 @@ mod count;
 mod enumerate;
 mod error;
 mod job;
+mod liveness;
 mod queue;
 mod resolve;
 
 pub use self::count::{CountTotal, count};
 pub use self::enumerate::{Manifest, enumerate, shard_file};
 pub use self::error::Error;
-pub use self::job::{FanoutJob, MAX_ATTEMPTS, SHARDS_PER_ENDPOINT};
+pub use self::job::{
+    CONNECT_TIMEOUT, FanoutJob, MAX_ATTEMPTS, PROBE_INTERVAL, PROBE_TIMEOUT, SHARDS_PER_ENDPOINT,
+};
 pub use self::queue::{EndpointStats, MAX_CALLS_PER_ENDPOINT, OnShard};
 pub use self::resolve::resolve;

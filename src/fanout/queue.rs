@@ -1,15 +1,18 @@
 //! The retry queue of a fan-out: per endpoint, workers (as many as it admits) take shards
 //! from one shared queue and run a [`ShardTask`] on them; a retryable failure puts the shard
-//! back, a server at capacity retires the worker, an endpoint failing in a row is given up.
-//! What a shard's task does (count, enumerate into a file) is `count.rs`'s and
-//! `enumerate.rs`'s.
+//! back, a server at capacity retires the worker, an endpoint failing in a row is given up,
+//! and so is one its watchdog finds hung (`liveness.rs`): its calls in flight are abandoned
+//! and their shards go back to the queue. What a shard's task does (count, enumerate into a
+//! file) is `count.rs`'s and `enumerate.rs`'s.
 
 use super::error::Error;
 use super::job::FanoutJob;
-use crate::client::{Access, Client, connect_with};
+use super::liveness;
+use crate::client::{Access, Client};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tonic::Code;
 
 /// Most calls one endpoint gets at once. Each endpoint starts this many workers; a worker
@@ -37,6 +40,8 @@ pub struct EndpointStats {
     pub failures: u64,
     /// Seconds spent in successful calls.
     pub busy_seconds: f64,
+    /// Why the endpoint was given up during the run, if it was.
+    pub gave_up: Option<String>,
 }
 
 /// Called as shards finish: shards done, shards in all, solutions so far.
@@ -111,16 +116,23 @@ pub(super) async fn run_shards<T: ShardTask>(
             .collect(),
     }));
     let done_before = skip.len() as u64;
-    let mut workers = Vec::new();
+    let (mut workers, mut watchdogs) = (Vec::new(), Vec::new());
     for (e, url) in urls.iter().enumerate() {
+        let (hung_tx, hung) = watch::channel(false);
+        let (queue_w, url_w, access_w) = (queue.clone(), url.clone(), job.access.clone());
+        watchdogs.push(tokio::spawn(async move {
+            let why = liveness::until_hung(&url_w, &access_w).await;
+            give_up(&queue_w, e, why);
+            let _ = hung_tx.send(true);
+        }));
         for _ in 0..MAX_CALLS_PER_ENDPOINT {
             let (queue, url, task) = (queue.clone(), url.clone(), task.clone());
             let (progress, max_attempts) = (progress.clone(), job.max_attempts);
-            let access = job.access.clone();
+            let (access, hung) = (job.access.clone(), hung.clone());
             workers.push(tokio::spawn(async move {
                 worker(
                     e,
-                    (url, access),
+                    (url, access, hung),
                     queue,
                     task,
                     max_attempts,
@@ -135,24 +147,62 @@ pub(super) async fn run_shards<T: ShardTask>(
     for w in workers {
         let _ = w.await;
     }
+    for w in watchdogs {
+        w.abort();
+    }
     let mut q = queue.lock().expect("queue lock");
     if let Some(fatal) = q.fatal.take() {
         return Err(fatal);
     }
     if q.outstanding > 0 {
         let left = q.pending.iter().map(|&(i, _)| i).collect();
-        return Err(Error::Unfinished { left });
+        let gave_up = q
+            .stats
+            .iter()
+            .filter_map(|s| Some(format!("{}: {}", s.url, s.gave_up.as_ref()?)))
+            .collect();
+        return Err(Error::Unfinished { left, gave_up });
     }
     let results = std::mem::take(&mut q.results);
     Ok((results, std::mem::take(&mut q.stats)))
 }
 
+/// Gives up endpoint `e` for `why`, unless it was given up already.
+fn give_up<R>(queue: &Mutex<Queue<R>>, e: usize, why: String) {
+    let mut q = queue.lock().expect("queue lock");
+    q.stats[e].gave_up.get_or_insert(why);
+}
+
+/// Resolves once the endpoint's watchdog has found it hung (never, if it does not).
+async fn hung(mut found: watch::Receiver<bool>) {
+    if found.wait_for(|&hung| hung).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// One attempt at shard `index`: connects when `client` holds no connection, then runs
+/// the task.
+async fn attempt<T: ShardTask>(
+    client: &mut Option<Client>,
+    (url, access): (&str, &Access),
+    task: &T,
+    index: u32,
+) -> Result<(T::Output, u64), tonic::Status> {
+    let connected = match client.take() {
+        Some(c) => c,
+        None => liveness::connect(url, access).await?,
+    };
+    *client = Some(connected.clone());
+    task.run(connected, index).await
+}
+
 /// One worker of one endpoint: takes shards until the queue is empty, the run failed, or
-/// its endpoint failed [`ENDPOINT_FAILURES`] times in a row.
+/// its endpoint was given up ([`ENDPOINT_FAILURES`] failed calls in a row, or found hung:
+/// then the call in flight is dropped and its shard goes back to the queue).
 #[allow(clippy::too_many_arguments)]
 async fn worker<T: ShardTask>(
     e: usize,
-    (url, access): (String, Access),
+    (url, access, found_hung): (String, Access, watch::Receiver<bool>),
     queue: Arc<Mutex<Queue<T::Output>>>,
     task: T,
     max_attempts: u32,
@@ -168,7 +218,7 @@ async fn worker<T: ShardTask>(
     loop {
         let next = {
             let mut q = queue.lock().expect("queue lock");
-            if q.fatal.is_some() || q.outstanding == 0 || q.failing[e] >= ENDPOINT_FAILURES {
+            if q.fatal.is_some() || q.outstanding == 0 || q.stats[e].gave_up.is_some() {
                 return;
             }
             q.pending.pop_front()
@@ -178,16 +228,17 @@ async fn worker<T: ShardTask>(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let connected = match client.take() {
-            Some(c) => Ok(c),
-            None => connect_with(&url, &access).await,
-        };
         let started = Instant::now();
-        let outcome = match &connected {
-            Ok(c) => task.run(c.clone(), index).await,
-            Err(e) => Err(tonic::Status::unavailable(e.to_string())),
+        let outcome = tokio::select! {
+            biased;
+            () = hung(found_hung.clone()) => Err(tonic::Status::unavailable(format!(
+                "{url} stopped answering; the call was abandoned"
+            ))),
+            outcome = attempt(&mut client, (&url, &access), &task, index) => outcome,
         };
-        client = connected.ok();
+        if outcome.is_err() {
+            client = None;
+        }
         let next_step = record(
             &queue,
             e,
@@ -202,7 +253,6 @@ async fn worker<T: ShardTask>(
             Step::Next => {}
             Step::Stop | Step::Retire => return,
             Step::Retry => {
-                client = None;
                 tokio::time::sleep(BACKOFF).await;
             }
         }
@@ -225,7 +275,7 @@ enum Step {
     Retry,
     /// The run failed.
     Stop,
-    /// The endpoint is at capacity with other workers: leave it to them.
+    /// The endpoint is at capacity with other workers, or was given up: leave it.
     Retire,
 }
 
@@ -267,6 +317,12 @@ fn record<R>(
             s.busy_seconds += started.elapsed().as_secs_f64();
             Step::Next
         }
+        Err(_) if q.stats[e].gave_up.is_some() => {
+            // Given up while this call ran: its shard goes elsewhere, no attempt used.
+            q.stats[e].failures += 1;
+            q.pending.push_back((index, attempts));
+            Step::Retire
+        }
         Err(status) if status.code() == Code::ResourceExhausted && q.live[e] > 1 => {
             q.pending.push_back((index, attempts));
             Step::Retire
@@ -274,6 +330,13 @@ fn record<R>(
         Err(status) if retryable(&status) => {
             q.stats[e].failures += 1;
             q.failing[e] += 1;
+            if q.failing[e] >= ENDPOINT_FAILURES {
+                q.stats[e].gave_up = Some(format!(
+                    "{ENDPOINT_FAILURES} failed calls in a row, the last: {:?}: {}",
+                    status.code(),
+                    status.message()
+                ));
+            }
             if attempts + 1 >= max_attempts {
                 q.fatal = Some(Error::Attempts {
                     index,
