@@ -205,7 +205,8 @@ fn shard_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// `enumerate --out DIR` SIGKILLed 20 times at seeded moments (50-800 ms after its start),
+/// `enumerate --out DIR` SIGKILLed 20 times at seeded moments (20-200 ms after its start,
+/// so that the kills fall inside the job: its uninterrupted run takes about 3 s here),
 /// rerun each time: after every kill each shard file is a prefix of the uninterrupted run's
 /// (so its complete lines are that run's records, in order, none twice; a kill may leave a
 /// partial last line, which the next run cuts off before it appends), a shard the manifest
@@ -249,7 +250,7 @@ fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
         seed ^= seed << 13;
         seed ^= seed >> 17;
         seed ^= seed << 5;
-        let delay = Duration::from_millis(50 + u64::from(seed % 751));
+        let delay = Duration::from_millis(20 + u64::from(seed % 181));
         let mut child = run(&killed);
         std::thread::sleep(delay);
         let _ = child.kill();
