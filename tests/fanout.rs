@@ -47,6 +47,18 @@ fn spawn(args: &[&str]) -> std::process::Child {
     common::spawn_captured(env!("CARGO_BIN_EXE_queens"), args)
 }
 
+/// Starts `queens count N --endpoints ... --shards SHARDS`.
+fn count_over(n: u32, endpoints: &[String], shards: u32) -> std::process::Child {
+    spawn(&[
+        "count",
+        &n.to_string(),
+        "--endpoints",
+        &endpoints.join(","),
+        "--shards",
+        &shards.to_string(),
+    ])
+}
+
 fn finish(child: std::process::Child) -> (bool, String, String) {
     let out = child.wait_with_output().expect("wait");
     (
@@ -62,14 +74,7 @@ fn finish(child: std::process::Child) -> (bool, String, String) {
 fn a_count_survives_losing_a_server() {
     let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
     let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
-    let client = spawn(&[
-        "count",
-        "16",
-        "--endpoints",
-        &endpoints.join(","),
-        "--shards",
-        "32",
-    ]);
+    let client = count_over(16, &endpoints, 32);
     std::thread::sleep(Duration::from_millis(300));
     let mut servers = servers;
     drop(servers.remove(0)); // SIGKILL, mid-run
@@ -90,14 +95,7 @@ fn a_count_survives_losing_a_server() {
 fn a_count_finishes_past_a_stopped_server() {
     let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
     let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
-    let client = spawn(&[
-        "count",
-        "18",
-        "--endpoints",
-        &endpoints.join(","),
-        "--shards",
-        "48",
-    ]);
+    let client = count_over(18, &endpoints, 48);
     std::thread::sleep(Duration::from_millis(800));
     signal(servers[1].pid(), libc::SIGSTOP);
     let stopped = Instant::now();
@@ -128,14 +126,7 @@ fn a_count_finishes_past_a_socket_nobody_reads() {
     let mut endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
     endpoints.push(silent_url.clone());
     let started = Instant::now();
-    let client = spawn(&[
-        "count",
-        "17",
-        "--endpoints",
-        &endpoints.join(","),
-        "--shards",
-        "24",
-    ]);
+    let client = count_over(17, &endpoints, 24);
     let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
     let took = started.elapsed();
     drop(silent);

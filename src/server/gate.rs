@@ -167,19 +167,11 @@ where
         let permit = match self.shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
-                // Not logged at INFO: a flood would write a line per refused stream.
-                tracing::debug!(
-                    method = request.uri().path(),
-                    "shed: --max-requests reached"
-                );
-                metrics::counter!("queens_requests_shed_total", "reason" => "max_requests")
-                    .increment(1);
-                let status = Status::resource_exhausted(format!(
+                let why = format!(
                     "server busy: {} requests in flight (--max-requests); retry later",
                     self.shared.max_requests
-                ));
-                super::metrics::handled(&labels, status.code(), 0.0, 0);
-                return refuse(status);
+                );
+                return shed(&request, &labels, "max_requests", why);
             }
         };
         let client = match auth::identify(self.shared.tokens.as_ref(), &request, conn.as_ref()) {
@@ -198,21 +190,12 @@ where
             }
         };
         let Some(share) = self.shared.shares.take(&client) else {
-            tracing::debug!(
-                method = request.uri().path(),
-                client = %client,
-                "shed: --max-requests-per-client reached"
+            let most = self.shared.shares.per_client();
+            let why = format!(
+                "client busy: {client} has {most} requests in flight \
+                 (--max-requests-per-client {most}); retry later"
             );
-            metrics::counter!("queens_requests_shed_total", "reason" => "max_requests_per_client")
-                .increment(1);
-            let status = Status::resource_exhausted(format!(
-                "client busy: {client} has {} requests in flight \
-                 (--max-requests-per-client {}); retry later",
-                self.shared.shares.per_client(),
-                self.shared.shares.per_client()
-            ));
-            super::metrics::handled(&labels, status.code(), 0.0, 0);
-            return refuse(status);
+            return shed(&request, &labels, "max_requests_per_client", why);
         };
         if let Some(conn) = &conn {
             // `Request::remote_addr` reads this.
@@ -254,6 +237,21 @@ where
             Ok(response.map(|body| Body::new(Guarded { body, held })))
         })
     }
+}
+
+/// A request shed at once with RESOURCE_EXHAUSTED `why`: counted under `reason` and in the
+/// gRPC metrics, and logged at DEBUG only (a flood would write a line per refused stream).
+fn shed<B, E: Send + 'static>(
+    request: &http::Request<B>,
+    labels: &super::metrics::Labels,
+    reason: &'static str,
+    why: String,
+) -> Pin<Box<dyn Future<Output = Result<http::Response<Body>, E>> + Send>> {
+    tracing::debug!(method = request.uri().path(), reason, "shed: {why}");
+    metrics::counter!("queens_requests_shed_total", "reason" => reason).increment(1);
+    let status = Status::resource_exhausted(why);
+    super::metrics::handled(labels, status.code(), 0.0, 0);
+    refuse(status)
 }
 
 /// A refusal as a complete gRPC response (trailers only).
