@@ -99,6 +99,14 @@ impl Split {
     }
 }
 
+#[cfg(test)]
+impl Split {
+    /// How many free rows are filled before the rest fits a lane.
+    pub(super) fn rows_filled(&self) -> usize {
+        self.split.len()
+    }
+}
+
 /// Whether a board of size `n` whose free rows are `rows` (increasing) fits a lane.
 fn fits(n: u32, rows: &[u32]) -> bool {
     let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
