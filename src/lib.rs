@@ -31,7 +31,7 @@
 //! - [`pb`]: the code generated from `proto/queens.proto` and its descriptor set.
 //!
 //! The binary (`src/main.rs`) only declares the commands and dispatches them to [`cli`];
-//! `src/bin/queens-load.rs` is a load driver.
+//! `src/bin/queens-load/` is a load driver.
 
 #![warn(missing_docs)]
 

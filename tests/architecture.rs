@@ -7,8 +7,8 @@
 //!
 //! # The graph
 //! - Nodes are the files under `src/` reached through `mod x;` declarations: a `mod.rs` is its
-//!   folder's module, `src/lib.rs` is the library's root, and `src/main.rs` and each
-//!   `src/bin/*.rs` are the roots of separate crates whose `queens::` paths resolve in the
+//!   folder's module, `src/lib.rs` is the library's root, and `src/main.rs`, each
+//!   `src/bin/*.rs` and each `src/bin/*/main.rs` are the roots of separate crates whose `queens::` paths resolve in the
 //!   library. The generated `pb` module (inline in `src/lib.rs`) is one leaf node, `pb`, and
 //!   any name inside it resolves to it.
 //! - There is an edge A -> B when code in A names an item *defined* in B: through a path
@@ -620,6 +620,9 @@ mod graph {
                 *p == "src/lib.rs"
                     || *p == "src/main.rs"
                     || (p.starts_with("src/bin/") && p[8..].split('/').count() == 1)
+                    || (p.starts_with("src/bin/")
+                        && p.ends_with("/main.rs")
+                        && p[8..].split('/').count() == 2)
             })
             .collect();
         roots.sort();
@@ -677,19 +680,26 @@ mod graph {
             id
         }
 
-        /// `mod name;` in module `m`: queues the file that holds it (`tests.rs` never).
+        /// `mod name;` in module `m`: queues the file that holds it (`tests.rs` never). The
+        /// library's files are under `src/`; a binary's, beside its root (`src/bin/x/main.rs`).
         fn declare_file_child(&mut self, m: usize, name: &str) {
-            assert_eq!(
-                Some(self.mods[m].krate),
-                self.lib_root,
-                "a binary declares `mod {name};`: teach tests/architecture.rs where its files are"
-            );
+            let krate = self.mods[m].krate;
+            let dir = if Some(krate) == self.lib_root {
+                "src".to_string()
+            } else {
+                let root = &self.nodes[self.mods[krate].node];
+                assert!(
+                    root.ends_with("/main.rs") && root != "src/main.rs",
+                    "{root} declares `mod {name};`: teach tests/architecture.rs where its files are"
+                );
+                root.trim_end_matches("/main.rs").to_string()
+            };
             if name == "tests" {
                 return;
             }
             let mut path = self.mods[m].path.clone();
             path.push(name.to_string());
-            let base = format!("src/{}", path.join("/"));
+            let base = format!("{dir}/{}", path.join("/"));
             let file = [format!("{base}.rs"), format!("{base}/mod.rs")]
                 .into_iter()
                 .find(|f| self.files.contains_key(f.as_str()));

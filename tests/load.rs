@@ -1,7 +1,10 @@
 //! Load from other processes: the `queens-load` driver runs 32 Enumerate n = 10 streams and
 //! 8 Count n = 12 calls against a served process while a second driver process checks health
 //! back to back. Every call completes correctly or is refused with RESOURCE_EXHAUSTED, and
-//! every health check answers SERVING within 1 s.
+//! every health check answers SERVING within 1 s. And the soak: `queens-load soak` over TLS
+//! with a bearer token for 15 s (the system tests run it for 2 minutes): every answer checked,
+//! no unexpected status, the server's RSS, open files and threads flat from the warm-up
+//! sample to the end.
 
 use crate::common;
 
@@ -41,4 +44,88 @@ fn mixed_load_with_health_checks_from_another_process() {
     for o in &outcomes {
         assert!(!o.starts_with("mixed: 0 correct"), "{o}");
     }
+}
+
+/// Runs `queens-load soak` for `seconds` against a server of its own with TLS and a bearer
+/// token (6 search slots, all of them the soak's), sampling it from the warm-up (a quarter of the run) to the end; panics with the
+/// report unless it passed: no wrong answer, no unexpected status, the server flat within
+/// 10 %, every kind of call made and some of each answered.
+pub fn soak(seconds: u32) {
+    let dir = crate::tools::scratch_dir().join(format!("queens-soak-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = common::self_signed(&dir);
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "soak soak-token-0123456789\n").unwrap();
+    let server = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--auth-tokens",
+        tokens.to_str().unwrap(),
+        // Room for the soak's 8 callers (one client: one token), so that most calls are
+        // answered; refusals still come when they overlap.
+        "--max-searches",
+        "6",
+        "--max-searches-per-client",
+        "6",
+    ]);
+    let url = format!("https://{}", server.addr);
+    let (seconds, warm_up) = (seconds.to_string(), (seconds / 4).to_string());
+    let pid = server.pid().to_string();
+    let args = [
+        "soak",
+        "--seconds",
+        &seconds,
+        "--warm-up",
+        &warm_up,
+        "--sample-every",
+        "10",
+        "--pid",
+        &pid,
+        "--token",
+        "soak-token-0123456789",
+        "--ca-cert",
+        cert.to_str().unwrap(),
+    ];
+    let out = driver(&url, &args).wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("{report}");
+    assert!(out.status.success(), "{report}");
+    assert!(
+        text.contains(" 0 wrong, 0 unexpected") && text.contains("soak: PASS"),
+        "{report}"
+    );
+    assert!(text.contains("flat within 10 %"), "{report}");
+    for kind in [
+        "Count",
+        "CountFixed",
+        "CountParts",
+        "Enumerate",
+        "Shards",
+        "Resume",
+        "Cancel",
+        "Deadline",
+        "SlowReader",
+        "StalledReader",
+        "Disconnect",
+        "Invalid",
+        "WrongToken",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{kind}: ")))
+            .unwrap_or_else(|| panic!("no {kind} calls\n{report}"));
+        assert!(
+            !line.contains(": 0 right"),
+            "no {kind} call answered: {line}\n{report}"
+        );
+    }
+}
+
+#[test]
+fn a_short_soak_checks_every_answer_and_stays_flat() {
+    soak(15);
 }

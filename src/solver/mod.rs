@@ -43,7 +43,6 @@ mod sink;
 mod symmetry;
 mod tasks;
 
-#[cfg(any(test, feature = "testing"))]
 pub mod naive;
 #[cfg(test)]
 mod oeis;

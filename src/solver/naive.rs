@@ -3,7 +3,7 @@
 //! written apart from the solver's own definitions (`geometry.rs`) so that it checks them.
 //!
 //! The one oracle of the project: the solver's unit tests use it, and so do the integration
-//! tests and the fuzz target, through the `testing` feature.
+//! tests, the fuzz target and `queens-load soak`.
 
 use super::geometry::Square;
 

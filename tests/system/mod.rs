@@ -10,7 +10,9 @@
 //! - `prometheus`: a real Prometheus scraping the server, and `promtool check metrics`;
 //! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
 //! - `kubernetes`: `kubernetes-validate --strict` on the manifests under `deploy/`;
-//! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust).
+//! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust);
+//! - `soak`: `queens-load soak` for 2 minutes (it needs nothing beyond the suite; it is here
+//!   for its time).
 
 mod contract;
 mod deploy_image;
@@ -18,3 +20,4 @@ mod deploy_slurm;
 mod kubernetes;
 mod prometheus;
 mod sanitizer;
+mod soak;

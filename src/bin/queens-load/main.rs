@@ -8,6 +8,10 @@
 //!   client does; prints boards and boards/s.
 //! - `otlp-sink`: an OTLP/gRPC trace receiver that counts the spans it is sent (a stand-in
 //!   collector for measuring what `--otlp-endpoint` costs).
+//! - `soak`: mixed, partly hostile traffic for a given time, every answer checked, the
+//!   server's RSS, open files and threads sampled (`soak.rs`).
+
+mod soak;
 
 use clap::{Parser, Subcommand};
 use queens::pb::{CountRequest, EnumerateRequest};
@@ -56,6 +60,36 @@ enum Mode {
         #[arg(long)]
         rows: bool,
     },
+    /// Mixed, partly hostile calls for `seconds`, every answer checked; samples the server
+    /// `--pid` from /proc. Exit 1 on a wrong answer, an unexpected status, or growth of more
+    /// than 10 % from the warm-up sample to the end.
+    Soak {
+        /// How long to run.
+        #[arg(long, default_value_t = 120.0)]
+        seconds: f64,
+        /// When to take the quiet sample the end is held to [default: a quarter of the run,
+        /// at most 600 s].
+        #[arg(long)]
+        warm_up: Option<f64>,
+        /// Callers at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// The server's process id, to sample its RSS, open files and threads.
+        #[arg(long)]
+        pid: Option<u32>,
+        /// Seconds between the samples printed while running.
+        #[arg(long, default_value_t = 60.0)]
+        sample_every: f64,
+        /// Seed of the callers' random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Bearer token for every call (a server with --auth-tokens); adds wrong-token calls.
+        #[arg(long)]
+        token: Option<String>,
+        /// Connect over TLS, trusting this PEM CA certificate.
+        #[arg(long)]
+        ca_cert: Option<std::path::PathBuf>,
+    },
     /// Receives OTLP spans on `listen` and prints how many arrived, every 5 s.
     OtlpSink {
         /// Where to listen.
@@ -84,6 +118,40 @@ async fn main() -> std::process::ExitCode {
         } => latency(&cli.addr, concurrency, Duration::from_secs_f64(seconds)).await,
         Mode::Stream { n, rows } => stream(&cli.addr, n, !rows).await,
         Mode::OtlpSink { listen } => otlp_sink(listen).await,
+        Mode::Soak {
+            seconds,
+            warm_up,
+            concurrency,
+            pid,
+            sample_every,
+            seed,
+            token,
+            ca_cert,
+        } => {
+            let ca_pem = match ca_cert.map(std::fs::read).transpose() {
+                Ok(pem) => pem,
+                Err(e) => {
+                    eprintln!("--ca-cert: {e}");
+                    return std::process::ExitCode::FAILURE;
+                }
+            };
+            let warm_up = warm_up.unwrap_or((seconds / 4.0).min(600.0));
+            soak::run(soak::Options {
+                addr: cli.addr.clone(),
+                period: Duration::from_secs_f64(seconds),
+                warm_up: Duration::from_secs_f64(warm_up),
+                concurrency: concurrency.max(1),
+                pid,
+                seed,
+                access: queens::client::Access {
+                    token,
+                    ca_pem,
+                    identity: None,
+                },
+                sample_every: Duration::from_secs_f64(sample_every.max(1.0)),
+            })
+            .await
+        }
     };
     if ok {
         std::process::ExitCode::SUCCESS
