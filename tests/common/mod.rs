@@ -378,15 +378,24 @@ pub fn closed_within(
 /// written into a new folder `queens-{name}-{pid}` under `<target>/tmp`:
 /// (that folder, the certificate's path, the server).
 pub fn tls_server(name: &str) -> (std::path::PathBuf, std::path::PathBuf, ServerProcess) {
+    tls_server_with(name, &[])
+}
+
+/// Like [`tls_server`], with `args` added to `serve`.
+pub fn tls_server_with(
+    name: &str,
+    args: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf, ServerProcess) {
     let dir = crate::tools::scratch_dir().join(format!("queens-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (cert, key) = self_signed(&dir);
-    let server = ServerProcess::start(&[
+    let tls = [
         "--tls-cert",
         cert.to_str().unwrap(),
         "--tls-key",
         key.to_str().unwrap(),
-    ]);
+    ];
+    let server = ServerProcess::start(&[&tls[..], args].concat());
     (dir, cert, server)
 }
 
