@@ -679,8 +679,8 @@ pub async fn run(options: Options) -> bool {
                     }
                 };
                 tally.lock().expect("tally").entry(kind).or_default()[slot] += 1;
-                if slot == 1 {
-                    // Refused: back off as a client should, not spin on the refusal.
+                if slot == 1 || slot == 3 {
+                    // Refused, or no server: back off as a client should, not spin.
                     let wait = caller.rng.range(50, 250);
                     tokio::time::sleep(Duration::from_millis(wait)).await;
                 }
