@@ -96,8 +96,9 @@ const KINDS: [Kind; 13] = [
 enum Outcome {
     /// As expected.
     Right,
-    /// RESOURCE_EXHAUSTED: refused by the server's limits, which is allowed.
-    Refused,
+    /// RESOURCE_EXHAUSTED: refused by the server's limits, which is allowed; the flag the
+    /// refusal names (`--max-searches-per-client`, ...), or its whole message.
+    Refused(String),
     /// An answer that is not the oracle's.
     Wrong(String),
     /// A status this call should not get.
@@ -165,10 +166,19 @@ fn random_squares(rng: &mut Rng, n: u32, most: u64) -> Vec<Square> {
 /// The outcome of a call that failed with `status` when it should have succeeded.
 fn failed(status: &tonic::Status) -> Outcome {
     if status.code() == Code::ResourceExhausted {
-        Outcome::Refused
+        Outcome::Refused(refused_by(status.message()))
     } else {
         Outcome::Unexpected(format!("{:?}: {}", status.code(), status.message()))
     }
+}
+
+/// The flag a refusal's message names in parentheses (`(--max-searches 6)`), else the
+/// message.
+fn refused_by(message: &str) -> String {
+    message
+        .split_once("(--")
+        .and_then(|(_, rest)| rest.split([' ', ')']).next())
+        .map_or_else(|| message.to_string(), |flag| format!("--{flag}"))
 }
 
 /// Reads a whole Enumerate stream of size `n` as records, or the status that ended it.
@@ -643,6 +653,7 @@ pub async fn run(options: Options) -> bool {
     let started = Instant::now();
     let until = started + options.period;
     let tally: Arc<Mutex<Tally>> = Arc::default();
+    let refusals: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
     let gate = Arc::new(RwLock::new(()));
     let with_token = options.access.token.is_some();
     let kinds: Vec<Kind> = KINDS
@@ -658,7 +669,8 @@ pub async fn run(options: Options) -> bool {
             calls: 0,
             rng: Rng(options.seed.wrapping_add(i as u64)),
         };
-        let (tally, gate, kinds) = (tally.clone(), gate.clone(), kinds.clone());
+        let (tally, refusals) = (tally.clone(), refusals.clone());
+        let (gate, kinds) = (gate.clone(), kinds.clone());
         callers.push(tokio::spawn(async move {
             while Instant::now() < until {
                 let kind = kinds[caller.rng.range(0, kinds.len() as u64 - 1) as usize];
@@ -668,7 +680,14 @@ pub async fn run(options: Options) -> bool {
                 };
                 let slot = match &outcome {
                     Outcome::Right => 0,
-                    Outcome::Refused => 1,
+                    Outcome::Refused(by) => {
+                        *refusals
+                            .lock()
+                            .expect("refusals")
+                            .entry(by.clone())
+                            .or_default() += 1;
+                        1
+                    }
                     Outcome::Wrong(what) => {
                         eprintln!("soak: wrong answer ({kind:?}): {what}");
                         2
@@ -716,6 +735,7 @@ pub async fn run(options: Options) -> bool {
     };
     report(
         &tally.lock().expect("tally"),
+        &refusals.lock().expect("refusals"),
         started.elapsed(),
         warm,
         end,
@@ -726,6 +746,7 @@ pub async fn run(options: Options) -> bool {
 /// Prints the calls by kind and the samples; true when the soak passed.
 fn report(
     tally: &Tally,
+    refusals: &BTreeMap<String, u64>,
     took: Duration,
     warm: Option<Sample>,
     end: Option<Sample>,
@@ -749,6 +770,10 @@ fn report(
         "soak: {} calls: {right} right, {refused} refused (RESOURCE_EXHAUSTED), {wrong} wrong, {unexpected} unexpected",
         right + refused + wrong + unexpected
     );
+    if !refusals.is_empty() {
+        let by: Vec<String> = refusals.iter().map(|(f, k)| format!("{f} {k}")).collect();
+        println!("soak: refusals by the limit they name: {}", by.join(", "));
+    }
     let mut ok = wrong == 0 && unexpected == 0 && right > 0;
     if pid.is_some() {
         match (warm, end) {
