@@ -47,29 +47,26 @@ fn mixed_load_with_health_checks_from_another_process() {
 }
 
 /// Runs `queens-load soak` for `seconds` against a server of its own with TLS and a bearer
-/// token (6 search slots, all of them the soak's), sampling it from the warm-up (a quarter of the run) to the end; panics with the
-/// report unless it passed: no wrong answer, no unexpected status, the server flat within
-/// 10 %; and, when `every_kind`, every kind of call made and some of each answered.
+/// token (6 search slots, all of them the soak's), sampling it from the warm-up (a quarter of
+/// the run) to the end; panics with the report unless it passed: no wrong answer, no
+/// unexpected status, the server flat within 10 %; and, when `every_kind`, every kind of
+/// call made and some of each answered.
 pub fn soak(seconds: u32, every_kind: bool) {
-    let dir = crate::tools::scratch_dir().join(format!("queens-soak-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = common::self_signed(&dir);
-    let tokens = dir.join("tokens");
+    let tokens = crate::tools::scratch_dir().join(format!("soak-tokens-{}", std::process::id()));
     std::fs::write(&tokens, "soak soak-token-0123456789\n").unwrap();
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--auth-tokens",
-        tokens.to_str().unwrap(),
-        // Room for the soak's 8 callers (one client: one token), so that most calls are
-        // answered; refusals still come when they overlap.
-        "--max-searches",
-        "6",
-        "--max-searches-per-client",
-        "6",
-    ]);
+    let (dir, cert, server) = common::tls_server_with(
+        "soak",
+        &[
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+            // Room for the soak's 8 callers (one client: one token), so that most calls are
+            // answered; refusals still come when they overlap.
+            "--max-searches",
+            "6",
+            "--max-searches-per-client",
+            "6",
+        ],
+    );
     let url = format!("https://{}", server.addr);
     let (seconds, warm_up) = (seconds.to_string(), (seconds / 4).to_string());
     let pid = server.pid().to_string();
@@ -90,6 +87,7 @@ pub fn soak(seconds: u32, every_kind: bool) {
     ];
     let out = driver(&url, &args).wait_with_output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&tokens);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let report = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{report}");

@@ -318,14 +318,7 @@ fn oracle_boards(
     fundamental: bool,
     after: Option<&[u8]>,
 ) -> Vec<Vec<u8>> {
-    solutions(n)
-        .iter()
-        .filter(|b| {
-            fixed
-                .iter()
-                .all(|q| u32::from(b[q.row as usize]) == q.column)
-        })
-        .filter(|b| !fundamental || naive::is_representative(b))
+    naive::select(solutions(n), fixed, fundamental)
         .filter(|b| after.is_none_or(|a| b.as_slice() > a))
         .cloned()
         .collect()

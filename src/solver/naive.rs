@@ -89,13 +89,22 @@ pub fn is_representative(board: &[u8]) -> bool {
 /// The oracle's answer to a question: every solution of the n×n board holding the queens
 /// `fixed`, only the least of each symmetry class when `fundamental`, in lexicographic order.
 pub fn answer(n: usize, fixed: &[Square], fundamental: bool) -> Vec<Vec<u8>> {
-    solutions(n)
-        .into_iter()
+    select(&solutions(n), fixed, fundamental).cloned().collect()
+}
+
+/// The boards of `all` (the solutions of one board size, as [`solutions`] lists them) that
+/// hold the queens `fixed`, only the least of each class when `fundamental`, in their order:
+/// [`answer`] for a caller that keeps the list.
+pub fn select<'a>(
+    all: &'a [Vec<u8>],
+    fixed: &'a [Square],
+    fundamental: bool,
+) -> impl Iterator<Item = &'a Vec<u8>> + 'a {
+    all.iter()
         .filter(|b| {
             fixed
                 .iter()
                 .all(|q| u32::from(b[q.row as usize]) == q.column)
         })
-        .filter(|b| !fundamental || is_representative(b))
-        .collect()
+        .filter(move |b| !fundamental || is_representative(b))
 }

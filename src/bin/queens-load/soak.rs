@@ -132,20 +132,21 @@ impl Rng {
 
 /// Every solution of the n×n board in lexicographic order, listed once per n.
 fn oracle(n: u32) -> &'static [Vec<u8>] {
-    static ALL: [OnceLock<Vec<Vec<u8>>>; ORACLE_N as usize] = [const { OnceLock::new() }; 12];
+    static ALL: [OnceLock<Vec<Vec<u8>>>; ORACLE_N as usize] =
+        [const { OnceLock::new() }; ORACLE_N as usize];
     ALL[n as usize - 1].get_or_init(|| naive::solutions(n as usize))
 }
 
 /// The oracle's answer: `fixed` held, only representatives when `fundamental`.
 fn answer(n: u32, fixed: &[Square], fundamental: bool) -> Vec<Vec<u8>> {
-    oracle(n)
+    let fixed: Vec<queens::solver::Square> = fixed
         .iter()
-        .filter(|b| {
-            fixed
-                .iter()
-                .all(|q| u32::from(b[q.row as usize]) == q.column)
+        .map(|q| queens::solver::Square {
+            row: q.row,
+            column: q.column,
         })
-        .filter(|b| !fundamental || naive::is_representative(b))
+        .collect();
+    naive::select(oracle(n), &fixed, fundamental)
         .cloned()
         .collect()
 }

@@ -729,5 +729,6 @@ fn lanes_split_boards_with_many_free_rows() {
         assert_eq!(split.rows_filled(), rows, "n = {n}");
         assert_lanes_match_boards(n, &[middle(n)], &[tier]);
     }
+    // Queens that attack each other are not split (the scalar search counts 0 for them).
     assert!(lanes::Split::new(8, &[square(0, 0), square(2, 2)]).is_none());
 }
