@@ -10,6 +10,8 @@
 //!   buffer, the encoder, the sender and its bounded channel.
 //! - [`service`]: the gRPC service: thin handlers, request validation ([`service::Query`]),
 //!   admission, running counts, and the one mapping of errors to `Status`.
+//! - [`flight`]: the Arrow Flight service beside Queens: Enumerate questions as JSON
+//!   commands, their parts as endpoints, each part streamed as Arrow record batches.
 //! - [`server`]: `run(listener, config, shutdown)`: the search pool, health, reflection,
 //!   bounded shutdown; the listener's connection limits and clocks, TLS (and client
 //!   certificates), bearer tokens, the bound on requests in flight.
@@ -40,6 +42,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod fanout;
+pub mod flight;
 pub mod render;
 pub mod server;
 pub mod service;

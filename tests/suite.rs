@@ -18,6 +18,7 @@ mod cli;
 mod deploy_manifests;
 mod fairness_deadlines;
 mod fanout;
+mod flight;
 mod hardening;
 mod keepalive;
 mod limits;

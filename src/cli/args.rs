@@ -93,6 +93,28 @@ pub struct ServeArgs {
     /// DEADLINE_EXCEEDED and gives back its search slot.
     #[arg(long, default_value_t = Seconds(config::STALL_TIMEOUT))]
     pub stall_timeout: Seconds,
+    /// A Flight location (grpc://HOST:PORT or grpc+tls://HOST:PORT) handed out with the
+    /// parts of a question (repeat for several replicas; parts go round-robin) [default:
+    /// none: a part is fetched from the server that was asked].
+    #[arg(long, value_name = "URI", value_parser = flight_location)]
+    pub advertise: Vec<String>,
+}
+
+/// A Flight location: `grpc://`, `grpc+tcp://` or `grpc+tls://` and a `HOST:PORT`.
+fn flight_location(text: &str) -> Result<String, String> {
+    let rest = ["grpc://", "grpc+tcp://", "grpc+tls://"]
+        .iter()
+        .find_map(|scheme| text.strip_prefix(scheme));
+    match rest {
+        Some(address)
+            if address
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok()) =>
+        {
+            Ok(text.to_string())
+        }
+        _ => Err("expected grpc://HOST:PORT or grpc+tls://HOST:PORT".to_string()),
+    }
 }
 
 /// The flags of `count`. `--shards` needs somewhere to spread to: `--endpoints`, or

@@ -59,6 +59,7 @@ impl ServeArgs {
             stall_timeout: self.stall_timeout.0,
             metrics_addr: self.metrics_addr,
             otlp_endpoint: self.otlp_endpoint.clone(),
+            advertise: self.advertise.clone(),
             ..defaults
         })
     }

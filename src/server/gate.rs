@@ -114,8 +114,8 @@ impl Drop for CallLog {
         let note = &self.note;
         let n = Some(note.n.load(Relaxed)).filter(|&n| n > 0);
         let solutions = Some(note.solutions.load(Relaxed)).filter(|&s| s != u64::MAX);
-        let boards =
-            Some(note.boards.load(Relaxed)).filter(|_| self.method.ends_with("/Enumerate"));
+        let boards = Some(note.boards.load(Relaxed))
+            .filter(|_| self.method.ends_with("/Enumerate") || self.method.ends_with("/DoGet"));
         let seconds = self.started.elapsed().as_secs_f64();
         let kind = self.labels.kind;
         let messages = match (kind, code) {

@@ -152,8 +152,9 @@ pub(super) fn labels(path: &str) -> Labels {
         .unwrap_or(("unknown", "unknown"));
     // Only this server's own services keep their names, and at most 64 methods get one:
     // labels (and this map) stay bounded whatever paths a client sends.
-    const SERVICES: [&str; 4] = [
+    const SERVICES: [&str; 5] = [
         "queens.v1.Queens",
+        "arrow.flight.protocol.FlightService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
@@ -177,7 +178,8 @@ pub(super) fn labels(path: &str) -> Labels {
     }
     let kind = match method {
         "Enumerate" | "CountProgress" | "Watch" => "server_stream",
-        "ServerReflectionInfo" => "bidi_stream",
+        "DoGet" | "ListFlights" | "DoAction" | "ListActions" => "server_stream",
+        "ServerReflectionInfo" | "Handshake" | "DoPut" | "DoExchange" => "bidi_stream",
         _ => "unary",
     };
     let labels = [

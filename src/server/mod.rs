@@ -1,4 +1,5 @@
-//! Serves the Queens service on a bound listener, with gRPC health and server reflection
+//! Serves the Queens service and its Arrow Flight twin on a bound listener, with gRPC health
+//! and server reflection
 //! (v1 and v1alpha), until a shutdown future completes; then a bounded, graceful stop.
 //!
 //! Taking a bound listener (not an address) lets tests bind `127.0.0.1:0` and read the port
@@ -32,9 +33,11 @@ pub use self::tls::TlsError;
 pub use self::traces::{Traces, TracesError};
 
 use crate::config::Config;
+use crate::flight::FlightQueens;
 use crate::pb::server::queens_server::QueensServer;
 use crate::service::QueensService;
 use crate::solver::Pool;
+use arrow_flight::flight_service_server::FlightServiceServer;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -97,6 +100,9 @@ async fn serve_until(
     ));
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<QueensServer<QueensService>>().await;
+    health
+        .set_serving::<FlightServiceServer<FlightQueens>>()
+        .await;
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
@@ -130,7 +136,11 @@ async fn serve_until(
     );
     tokio::spawn(give_back_memory(closed, stop_rx.clone()));
     let pool = Pool::new(config.search_threads);
+    let (message_bytes, flight_batch) = (config.max_message_bytes, config.flight_batch_bytes);
+    let advertise = config.advertise.clone();
     let queens = QueensService::new(config, pool, stop_rx.clone(), metrics::installed());
+    let flight = FlightQueens::new(queens.clone(), message_bytes, flight_batch, advertise);
+    let flight = FlightServiceServer::new(flight).max_decoding_message_size(max_request);
     let mut stopped = stop_rx;
     let queens = QueensServer::new(queens).max_decoding_message_size(max_request);
     let serve = builder
@@ -138,6 +148,7 @@ async fn serve_until(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(queens)
+        .add_service(flight)
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         });
@@ -148,6 +159,9 @@ async fn serve_until(
     }
     health
         .set_not_serving::<QueensServer<QueensService>>()
+        .await;
+    health
+        .set_not_serving::<FlightServiceServer<FlightQueens>>()
         .await;
     health
         .set_service_status("", ServingStatus::NotServing)

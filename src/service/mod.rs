@@ -96,6 +96,11 @@ impl QueensService {
         }
     }
 
+    /// The limits requests are checked against.
+    pub fn query(&self) -> Query {
+        self.query
+    }
+
     /// Validates a Count request, takes a search slot and starts the count.
     fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
         if let Some(note) = note(request) {

@@ -11,12 +11,15 @@
 //! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
 //! - `kubernetes`: `kubernetes-validate --strict` on the manifests under `deploy/`;
 //! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust);
+//! - `flight`: the Arrow Flight service read by pyarrow, polars and DuckDB (`examples/flight`:
+//!   PyPI's wheels, about 100 MB, are why it is here);
 //! - `soak`: `queens-load soak` for 2 minutes (it needs nothing beyond the suite; it is here
 //!   for its time).
 
 mod contract;
 mod deploy_image;
 mod deploy_slurm;
+mod flight;
 mod kubernetes;
 mod prometheus;
 mod sanitizer;

