@@ -17,6 +17,9 @@ then the client draining the same N:
 - text: the program's download to a text file (`enumerate N --out FILE`);
 - boards: the old way, compact Board messages (batch 1024) decoded one board at a time into
   the same arrays; slow, so only --boards-rounds rounds (default 1);
+- flight: the server's Arrow Flight service read by pyarrow into one table
+  (`do_get(...).read_all()`, record batches of the server's default size); needs the data
+  tools of examples/flight/requirements.txt, and only runs when named in --modes;
 - replay: the client's own ceiling: the numpy drain of a stream of the same size replayed
   from memory (prebuilt packed messages, no search) by a grpcio server in another process.
 
@@ -47,7 +50,9 @@ import queens_client
 
 HERE = pathlib.Path(__file__).resolve().parent
 COUNT_REF_SOURCE = HERE.parent.parent / "benches" / "count-ref.c"
-MODES = ("numpy", "npy", "text", "boards", "replay")
+MODES = ("numpy", "npy", "text", "boards", "replay", "flight")
+# flight needs pyarrow (examples/flight/requirements.txt): not run unless asked.
+DEFAULT_MODES = MODES[:-1]
 
 
 def build_count_ref(scratch: pathlib.Path) -> pathlib.Path:
@@ -171,7 +176,7 @@ def main() -> None:
         action="append",
         help="boards per message for numpy (repeatable)",
     )
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES))
     parser.add_argument("--boards-rounds", type=int, default=1)
     parser.add_argument("--count-ref", type=pathlib.Path)
     parser.add_argument(
@@ -254,6 +259,19 @@ def main() -> None:
                 report("Board messages -> numpy", run, boards, reference)
                 check_order(arrays, n)
                 del arrays
+            if "flight" in modes:
+                import pyarrow.flight as flight
+
+                client = flight.connect(f"grpc://{queens_client.target_of(args.addr)}")
+                ticket = flight.Ticket(f'{{"n": {n}}}'.encode())
+                with Run(args.server_pid) as run:
+                    table = client.do_get(ticket).read_all()
+                    boards = table.num_rows
+                report("Flight -> pyarrow table", run, boards, reference)
+                column = table.column(0).combine_chunks()
+                check_order([column.values.to_numpy().reshape(-1, n)], n)
+                client.close()
+                del table, column
             if "replay" in modes:
                 replay, replay_addr = start_replay(n, expected)
                 replay_channel, replay_stub = queens_client.connect(replay_addr)

@@ -1,0 +1,110 @@
+"""The server's Arrow Flight service read by pyarrow, polars and DuckDB: n = 12 row for row
+against the packed Enumerate stream, a DuckDB query against Count with that queen fixed, the
+parts of n = 14 fetched in parallel giving the whole once, and the README's snippets as
+written (with this server's address)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import pathlib
+import re
+
+import duckdb
+import numpy
+import polars
+import pyarrow
+import pyarrow.flight as flight
+
+README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+
+
+def boards(table: pyarrow.Table, n: int) -> numpy.ndarray:
+    """The table's one column as a (boards, n) uint8 array, without a copy per board."""
+    column = table.column("board").combine_chunks()
+    return column.values.to_numpy().reshape(-1, n)
+
+
+def command(**question) -> flight.FlightDescriptor:
+    return flight.FlightDescriptor.for_command(json.dumps(question).encode())
+
+
+def test_pyarrow_reads_n12_row_for_row_as_enumerate_streams_it(addr, queens):
+    client = flight.connect(f"grpc://{addr}")
+    info = client.get_flight_info(command(n=12))
+    assert info.total_records == 14200
+    item = pyarrow.field("item", pyarrow.uint8(), nullable=False)
+    assert info.schema.field("board").type == pyarrow.list_(item, 12)
+    table = client.do_get(info.endpoints[0].ticket).read_all()
+    assert table.num_rows == 14200
+    channel, stub = queens.connect(addr)
+    with channel:
+        expected = queens.enumerate_array(stub, queens.pb.EnumerateRequest(n=12, packed=True))
+    assert numpy.array_equal(boards(table, 12), expected)
+
+
+def test_polars_and_duckdb_count_the_rows_and_answer_a_query_as_count_does(addr, queens):
+    client = flight.connect(f"grpc://{addr}")
+    t = client.do_get(flight.Ticket(b'{"n": 12}')).read_all()
+    frame = polars.from_arrow(t)
+    assert frame.height == 14200
+    assert frame.schema["board"] == polars.Array(polars.UInt8, 12)
+    assert duckdb.sql("SELECT count(*) FROM t").fetchall()[0][0] == 14200
+    # a1: row 0, column 0. DuckDB's lists count from 1.
+    on_a1 = duckdb.sql("SELECT count(*) FROM t WHERE board[1] = 0").fetchall()[0][0]
+    channel, stub = queens.connect(addr)
+    with channel:
+        fixed = [queens.pb.Square(row=0, column=0)]
+        solutions, _ = queens.count(stub, 12, fixed=fixed)
+    assert on_a1 == solutions and solutions > 0
+    assert frame.filter(polars.col("board").arr.get(0) == 0).height == solutions
+
+
+def test_the_parts_of_n14_fetched_in_parallel_are_the_whole_once(addr):
+    client = flight.connect(f"grpc://{addr}")
+    info = client.get_flight_info(command(n=14, parts=5))
+    assert info.total_records == 365596 and len(info.endpoints) == 5
+
+    def fetch(endpoint: flight.FlightEndpoint) -> numpy.ndarray:
+        return boards(flight.connect(f"grpc://{addr}").do_get(endpoint.ticket).read_all(), 14)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=5) as pool:
+        parts = list(pool.map(fetch, info.endpoints))
+    assert all(len(part) > 0 for part in parts)
+    whole = numpy.concatenate(parts)
+    assert len(whole) == 365596
+    assert len(numpy.unique(whole, axis=0)) == 365596, "no board twice"
+    assert all(is_solution(board) for board in whole[::997])
+
+
+def is_solution(board: numpy.ndarray) -> bool:
+    rows = range(len(board))
+    return (
+        len(set(board)) == len(board)
+        and len({int(c) - r for r, c in zip(rows, board)}) == len(board)
+        and len({int(c) + r for r, c in zip(rows, board)}) == len(board)
+    )
+
+
+def test_a_refusal_is_a_flight_error_naming_the_field(addr):
+    client = flight.connect(f"grpc://{addr}")
+    try:
+        client.get_flight_info(command(n=0))
+    except flight.FlightServerError as error:  # INVALID_ARGUMENT arrives as this class
+        assert "n:" in str(error) or "n " in str(error), error
+    except pyarrow.ArrowInvalid as error:
+        assert "n" in str(error), error
+    else:
+        raise AssertionError("n = 0 was accepted")
+
+
+def test_the_readmes_snippets_run_as_written(addr):
+    section = README.read_text().split("## From data tools", 1)[1].split("\n## ", 1)[0]
+    snippets = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(snippets) == 3, "pyarrow, polars and DuckDB"
+    scope: dict = {}
+    for snippet in snippets:
+        exec(snippet.replace("127.0.0.1:50051", addr), scope)
+    assert scope["boards"].num_rows == 14200
+    assert scope["frame"].height == 14200
+    assert scope["on_a1"] > 0
