@@ -130,10 +130,14 @@ fn a_raised_flag_stops_the_tables() {
 
 #[test]
 fn join_keys_cover_every_column_split_once() {
-    // Weighted, the keys stand for every (middle, top columns) pair exactly once.
-    for n in 4..=11u32 {
+    // Weighted, the keys stand for every (middle, top columns) pair exactly once, and come
+    // in increasing order of (middle, top): the order shards are cut from.
+    for n in 4..=20u32 {
         let m = n / 2;
-        let total: u64 = Join::keys(n).iter().map(|k| k.weight).sum();
+        let keys = Join::keys(n);
+        let order: Vec<_> = keys.iter().map(|k| (k.middle, k.top)).collect();
+        assert!(order.is_sorted_by(|a, b| a < b), "n = {n}");
+        let total: u64 = keys.iter().map(|k| k.weight).sum();
         let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));
         let expected = if n.is_multiple_of(2) {
             choose(u64::from(n), u64::from(m))
