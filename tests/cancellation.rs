@@ -183,3 +183,43 @@ async fn leaving_a_count_progress_stream_stops_the_count() {
     drop(updates);
     assert_goes_idle(server.pid(), "after the progress stream was dropped").await;
 }
+
+/// CountProgress on the join's largest board (n = 24: its tables take seconds to build) and
+/// on the first board past it (n = 25, the border constellations, whose subproblems take
+/// minutes): from the first second on, every second brings an update whose
+/// `subproblems_done` or `solutions` has moved; leaving the stream then stops the server's
+/// CPU.
+#[tokio::test]
+async fn count_progress_moves_every_second_and_stops_when_left() {
+    for n in [24, 25] {
+        let server = ServerProcess::start(&[]);
+        let mut client = server.client().await;
+        let started = std::time::Instant::now();
+        let mut updates = client
+            .count_progress(common::count_request(n))
+            .await
+            .unwrap()
+            .into_inner();
+        // The furthest `subproblems_done` + `solutions` (both only grow) seen in each of
+        // the first 4 seconds.
+        let mut seconds = [None::<u64>; 4];
+        while started.elapsed() < Duration::from_secs(4) {
+            let update = updates.message().await.unwrap().unwrap();
+            assert!(!update.done, "n = {n} cannot be done in seconds");
+            let second = (started.elapsed().as_secs() as usize).min(3);
+            let most = seconds[second].get_or_insert(0);
+            *most = (*most).max(update.subproblems_done + update.solutions);
+        }
+        let mut before = 0;
+        for (second, most) in seconds.iter().enumerate() {
+            let most = most.unwrap_or_else(|| panic!("n = {n}: no update in second {second}"));
+            assert!(
+                most > before,
+                "n = {n}: no progress in second {second} ({seconds:?})"
+            );
+            before = most;
+        }
+        drop(updates);
+        assert_goes_idle(server.pid(), &format!("after leaving CountProgress of {n}")).await;
+    }
+}

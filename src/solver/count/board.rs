@@ -34,6 +34,10 @@ pub(super) struct SymmetricCounts {
     pub(super) quarter_turn: u64,
 }
 
+/// Where a count hands completions as it finds them, before it returns their sum (progress
+/// reports; called once per quiet subtree, never per board).
+pub(super) type Tally<'a> = &'a mut dyn FnMut(u64);
+
 /// A board with queens placed in advance, ready to count its completions.
 pub(super) struct Board {
     n: usize,
@@ -146,25 +150,34 @@ impl Board {
         }
     }
 
-    /// Counts the completions below `s`, polling `cancel` above the quiet subtrees.
-    pub(super) fn count(&self, s: State, cancel: &AtomicBool) -> Result<u64, CountError> {
+    /// Counts the completions below `s`, polling `cancel` above the quiet subtrees and
+    /// handing each quiet subtree's completions to `tally` as they are found (for progress:
+    /// the answer is what this returns).
+    pub(super) fn count(
+        &self,
+        s: State,
+        cancel: &AtomicBool,
+        tally: Tally<'_>,
+    ) -> Result<u64, CountError> {
         if self.dead {
             return Ok(0);
         }
         if s.k == self.free {
             return Ok(1);
         }
-        self.walk(s, cancel)
+        self.walk(s, cancel, tally)
     }
 
-    fn walk(&self, s: State, cancel: &AtomicBool) -> Result<u64, CountError> {
+    fn walk(&self, s: State, cancel: &AtomicBool, tally: Tally<'_>) -> Result<u64, CountError> {
         if self.free - s.k <= QUIET_ROWS {
-            return Ok(self.quiet_from(self.free - s.k, s));
+            let found = self.quiet_from(self.free - s.k, s);
+            tally(found);
+            return Ok(found);
         }
         poll(cancel)?;
         let mut total = 0u64;
         for bit in bits(self.avail(s)) {
-            let below = self.walk(self.child(s, bit), cancel)?;
+            let below = self.walk(self.child(s, bit), cancel, tally)?;
             total = total.checked_add(below).ok_or(CountError::Overflow)?;
         }
         Ok(total)
@@ -223,9 +236,12 @@ impl Board {
 
     /// Counts all completions and those unchanged by a half and by a quarter turn, visiting
     /// every completion (for the few constellations that a rotation maps to themselves).
+    /// Completions below the board and those a half or quarter turn maps to themselves,
+    /// handing the completions to `tally` as they are found, as [`Board::count`] does.
     pub(super) fn count_symmetric(
         &self,
         cancel: &AtomicBool,
+        tally: Tally<'_>,
     ) -> Result<SymmetricCounts, CountError> {
         let mut counts = SymmetricCounts::default();
         if self.dead {
@@ -236,7 +252,10 @@ impl Board {
             self.leaf(&board, &mut counts)?;
             return Ok(counts);
         }
-        self.visit(Board::root(), &mut board, &mut counts, cancel)?;
+        self.visit(Board::root(), &mut board, &mut counts, cancel, tally)?;
+        if self.free <= QUIET_ROWS {
+            tally(counts.all);
+        }
         Ok(counts)
     }
 
@@ -246,17 +265,24 @@ impl Board {
         board: &mut [u8; MAX],
         counts: &mut SymmetricCounts,
         cancel: &AtomicBool,
+        tally: Tally<'_>,
     ) -> Result<(), CountError> {
-        if self.free - s.k > QUIET_ROWS {
+        let above_quiet = self.free - s.k > QUIET_ROWS;
+        if above_quiet {
             poll(cancel)?;
         }
+        let before = counts.all;
         for bit in bits(self.avail(s)) {
             board[self.rows[s.k] as usize] = bit.trailing_zeros() as u8;
             if s.k + 1 == self.free {
                 self.leaf(board, counts)?;
             } else {
-                self.visit(self.child(s, bit), board, counts, cancel)?;
+                self.visit(self.child(s, bit), board, counts, cancel, tally)?;
             }
+        }
+        // The last node above the quiet rows hands on what its quiet subtrees found.
+        if above_quiet && self.free - s.k - 1 <= QUIET_ROWS {
+            tally(counts.all - before);
         }
         Ok(())
     }

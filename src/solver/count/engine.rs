@@ -31,10 +31,11 @@ pub(super) fn start<T: Subproblem>(
 ) {
     // Steps done before the engines start (the join's tables) stay counted.
     let before = options.progress.done.load(Ordering::Relaxed);
+    let steps: u64 = items.iter().map(|item| item.steps(n)).sum();
     options
         .progress
         .total
-        .store(before + items.len() as u64, Ordering::Relaxed);
+        .store(before + steps, Ordering::Relaxed);
     let engines = options.threads.clamp(1, items.len().max(1));
     let counting = Arc::new(Counting {
         n,
@@ -148,14 +149,25 @@ impl<T> Counting<T> {
     }
 }
 
+/// A subproblem being counted in the lanes.
+#[derive(Debug, Default)]
+struct Open {
+    /// Completions of its boards so far.
+    completions: u64,
+    /// Its boards out in the lanes.
+    out: usize,
+    /// Solutions of those completions already shown in progress.
+    found: u64,
+}
+
 /// One engine of a count: a set of lanes and the subproblems it is splitting into boards
 /// for them, kept between the slices it runs on the pool.
 struct Engine<T: Subproblem> {
     counting: Arc<Counting<T>>,
     /// The subproblem being split, and its boards not yet handed out.
     split: Option<(usize, Split)>,
-    /// Per subproblem being counted: completions so far and boards out in the lanes.
-    open: HashMap<usize, (u64, usize)>,
+    /// The subproblems being counted in the lanes.
+    open: HashMap<usize, Open>,
     /// Counts of the subproblems this engine finished.
     sum: Partial,
     lanes: Option<LaneSet>,
@@ -218,28 +230,44 @@ impl<T: Subproblem> Engine<T> {
     fn run_alone(&mut self, pause: &impl Fn() -> bool) -> Result<Outcome, CountError> {
         while !pause() {
             let index = self.counting.next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = self.counting.items.get(index) else {
+            if index >= self.counting.items.len() {
                 return Ok(Outcome::Done);
-            };
-            let part = item.alone(self.counting.n, &self.counting.cancel)?;
-            self.finish(part)?;
+            }
+            self.alone(index)?;
         }
         Ok(Outcome::Paused)
     }
 
-    /// Adds a finished subproblem's counts.
-    fn finish(&mut self, part: Partial) -> Result<(), CountError> {
+    /// Counts subproblem `index` by the scalar search, its solutions showing in progress as
+    /// they are found.
+    fn alone(&mut self, index: usize) -> Result<(), CountError> {
+        let counting = self.counting.clone();
+        let item = &counting.items[index];
+        let (per, mut found) = (item.per_completion(), 0u64);
+        let mut tally = |completions: u64| {
+            let solutions = completions.saturating_mul(per);
+            counting.progress.found(solutions);
+            found = found.saturating_add(solutions);
+        };
+        let part = item.alone(counting.n, &counting.cancel, &mut tally)?;
+        self.finish(part, found)
+    }
+
+    /// Adds a finished subproblem's counts, of whose solutions `found` already show in
+    /// progress.
+    fn finish(&mut self, part: Partial, found: u64) -> Result<(), CountError> {
+        let progress = &self.counting.progress;
         self.sum = self
             .sum
-            .add(self.counting.progress.add(part, self.counting.classes))?;
+            .add(progress.add(part, self.counting.classes, found))?;
         Ok(())
     }
 
     /// Finishes subproblem `index`, all of whose boards are in.
     fn close(&mut self, index: usize) -> Result<(), CountError> {
-        let (all, _) = self.open.remove(&index).unwrap_or_default();
-        let part = self.counting.items[index].weigh(all)?;
-        self.finish(part)
+        let open = self.open.remove(&index).unwrap_or_default();
+        let part = self.counting.items[index].weigh(open.completions)?;
+        self.finish(part, open.found)
     }
 }
 
@@ -258,12 +286,12 @@ impl<T: Subproblem> Feed for Engine<T> {
                 let index = *index;
                 if let Some(start) = split.next() {
                     if let Some(entry) = self.open.get_mut(&index) {
-                        entry.1 += 1;
+                        entry.out += 1;
                     }
                     return Ok(Some((index, start)));
                 }
                 self.split = None;
-                if self.open.get(&index).is_none_or(|entry| entry.1 == 0) {
+                if self.open.get(&index).is_none_or(|entry| entry.out == 0) {
                     self.close(index)?;
                 }
                 continue;
@@ -278,13 +306,10 @@ impl<T: Subproblem> Feed for Engine<T> {
                 .flatten()
             {
                 Some(split) => {
-                    self.open.insert(index, (0, 0));
+                    self.open.insert(index, Open::default());
                     self.split = Some((index, split));
                 }
-                None => {
-                    let part = item.alone(self.counting.n, &self.counting.cancel)?;
-                    self.finish(part)?;
-                }
+                None => self.alone(index)?,
             }
         }
     }
@@ -293,13 +318,18 @@ impl<T: Subproblem> Feed for Engine<T> {
         let Some(entry) = self.open.get_mut(&tag) else {
             return Ok(());
         };
-        entry.0 = entry
-            .0
+        entry.completions = entry
+            .completions
             .checked_add(completions)
             .ok_or(CountError::Overflow)?;
-        entry.1 -= 1;
+        entry.out -= 1;
+        // A board's completions show in progress at once: a subproblem past the join can
+        // take minutes in boards of milliseconds.
+        let solutions = completions.saturating_mul(self.counting.items[tag].per_completion());
+        self.counting.progress.found(solutions);
+        entry.found = entry.found.saturating_add(solutions);
         let splitting = self.split.as_ref().is_some_and(|(index, _)| *index == tag);
-        if entry.1 == 0 && !splitting {
+        if entry.out == 0 && !splitting {
             self.close(tag)?;
         }
         Ok(())

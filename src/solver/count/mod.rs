@@ -101,7 +101,7 @@ pub fn count(
                     solutions: c.solutions,
                     classes: c.fundamental.unwrap_or(0),
                 };
-                options.progress.add(part, Classes::Summed);
+                options.progress.add(part, Classes::Summed, 0);
             }
             done(counted);
         });

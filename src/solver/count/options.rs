@@ -32,13 +32,15 @@ impl Default for CountOptions {
 }
 
 /// Live totals of a running count, for progress reports; each finished subproblem adds to
-/// them, so readers see monotone partial sums (display only: the result is the one `done`
-/// gets).
+/// them, and solutions also show as they are found within a subproblem (a board past the
+/// join, n = 25, has subproblems of minutes), so readers see monotone partial sums (display
+/// only: the result is the one `done` gets).
 #[derive(Debug, Default)]
 pub struct Progress {
-    /// Subproblems of the count, set when it starts.
+    /// Steps of the count, set when it starts: its subproblems, and the steps some of them
+    /// tick on the way (the join's tables and turn-fixed parts).
     pub total: AtomicU64,
-    /// Subproblems finished.
+    /// Steps done.
     pub done: AtomicU64,
     /// Solutions of the finished subproblems.
     pub solutions: AtomicU64,
@@ -48,10 +50,23 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Records one finished subproblem, and passes its counts on; its classes only when they
-    /// are what the count answers (`Classes::Summed`, `Classes::PassedOn`).
-    pub(super) fn add(&self, part: Partial, classes: Classes) -> Partial {
-        self.solutions.fetch_add(part.solutions, Ordering::Relaxed);
+    /// Records solutions of a subproblem still being counted (they show before it ends; its
+    /// [`Progress::add`] then leaves them out).
+    pub(super) fn found(&self, solutions: u64) {
+        self.solutions.fetch_add(solutions, Ordering::Relaxed);
+    }
+
+    /// Records one step of a subproblem still being counted.
+    pub(super) fn tick(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records one finished subproblem, of whose solutions `found` were already recorded,
+    /// and passes its counts on; its classes only when they are what the count answers
+    /// (`Classes::Summed`, `Classes::PassedOn`).
+    pub(super) fn add(&self, part: Partial, classes: Classes, found: u64) -> Partial {
+        let rest = part.solutions.saturating_sub(found);
+        self.solutions.fetch_add(rest, Ordering::Relaxed);
         if matches!(classes, Classes::Summed | Classes::PassedOn) {
             self.classes.fetch_add(part.classes, Ordering::Relaxed);
         }

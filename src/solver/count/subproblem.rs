@@ -4,7 +4,7 @@
 //! sums. Not here: which subproblems a count has (`mod.rs`), how engines take them
 //! (`engine.rs`), the join's own parts (`join/`).
 
-use super::board::Board;
+use super::board::{Board, Tally};
 use super::constellation::{Constellation, Weighted};
 use crate::solver::counts::CountError;
 use crate::solver::geometry::Square;
@@ -44,14 +44,26 @@ pub(super) trait Subproblem: Send + Sync + 'static {
     /// The counts that `completions` completions of the board stand for.
     fn weigh(&self, completions: u64) -> Result<Partial, CountError>;
 
+    /// The solutions one completion stands for (`weigh`'s solutions are this many per
+    /// completion), so that completions found before the subproblem ends can show in
+    /// progress.
+    fn per_completion(&self) -> u64;
+
     /// Whether the lanes may count it (they find the number of completions only).
     fn laned(&self) -> bool {
         true
     }
 
-    /// Its counts, by the scalar search on the calling thread.
-    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
-        self.weigh(Board::new(n, self.queens()).count(Board::root(), cancel)?)
+    /// Progress steps it stands for on an `n`×`n` board: one when it ends, and any it
+    /// ticks itself on the way.
+    fn steps(&self, _n: u32) -> u64 {
+        1
+    }
+
+    /// Its counts, by the scalar search on the calling thread, handing completions to
+    /// `tally` as they are found.
+    fn alone(&self, n: u32, cancel: &AtomicBool, tally: Tally<'_>) -> Result<Partial, CountError> {
+        self.weigh(Board::new(n, self.queens()).count(Board::root(), cancel, tally)?)
     }
 }
 
@@ -65,13 +77,17 @@ impl Subproblem for Constellation {
         orbit_counts(self, completions, 0)
     }
 
+    fn per_completion(&self) -> u64 {
+        8 / self.stabilizer
+    }
+
     /// Not when a half turn maps it to itself: its symmetric completions must be seen.
     fn laned(&self) -> bool {
         !self.rotational
     }
 
-    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
-        constellation_counts(n, self, cancel)
+    fn alone(&self, n: u32, cancel: &AtomicBool, tally: Tally<'_>) -> Result<Partial, CountError> {
+        constellation_counts(n, self, cancel, tally)
     }
 }
 
@@ -89,6 +105,10 @@ impl Subproblem for Weighted {
             classes: 0,
         })
     }
+
+    fn per_completion(&self) -> u64 {
+        self.orbit
+    }
 }
 
 /// A part of the plain split with fixed queens stands for its own completions.
@@ -103,6 +123,10 @@ impl Subproblem for Vec<Square> {
             classes: 0,
         })
     }
+
+    fn per_completion(&self) -> u64 {
+        1
+    }
 }
 
 /// The solutions with a border constellation in `c`'s orbit, and their symmetry classes.
@@ -115,10 +139,11 @@ fn constellation_counts(
     n: u32,
     c: &Constellation,
     cancel: &AtomicBool,
+    tally: Tally<'_>,
 ) -> Result<Partial, CountError> {
     let board = Board::new(n, &c.queens);
     let (all, fixed_points) = if c.rotational {
-        let counts = board.count_symmetric(cancel)?;
+        let counts = board.count_symmetric(cancel, tally)?;
         let turns = counts.half_turn.checked_add(
             counts
                 .quarter_turn
@@ -127,7 +152,7 @@ fn constellation_counts(
         );
         (counts.all, turns.ok_or(CountError::Overflow)?)
     } else {
-        (board.count(Board::root(), cancel)?, 0)
+        (board.count(Board::root(), cancel, tally)?, 0)
     };
     orbit_counts(c, all, fixed_points)
 }

@@ -8,7 +8,7 @@ use super::board::Board;
 use super::constellation::{self, symmetries_of};
 use super::lanes::{self, LaneSet};
 use super::subproblem::Partial;
-use super::{CountOptions, answers_turn_fixed, count};
+use super::{CountOptions, Progress, answers_turn_fixed, count};
 use crate::solver::geometry::{Symmetry, peaceful};
 use crate::solver::naive;
 use crate::solver::oeis::{A000170, A002562};
@@ -44,7 +44,21 @@ fn counted(
         cancel,
         ..CountOptions::default()
     };
-    wait(|done| count(p, options, &pool, done)).expect("a result")
+    let progress = options.progress.clone();
+    let got = wait(|done| count(p, options, &pool, done)).expect("a result");
+    if let Ok(counts) = &got {
+        assert_finished(&progress, counts);
+    }
+    got
+}
+
+/// A finished count's progress: every planned step done, and the solutions shown (some of
+/// them while their subproblems ran) adding up to the answer.
+fn assert_finished(progress: &Progress, counts: &Counts) {
+    let total = progress.total.load(Ordering::Relaxed);
+    assert_eq!(progress.done.load(Ordering::Relaxed), total, "steps");
+    let shown = progress.solutions.load(Ordering::Relaxed);
+    assert_eq!(shown, counts.solutions, "solutions shown");
 }
 
 /// The count of `p` on `threads` threads with the lanes.
@@ -108,7 +122,8 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
         ..CountOptions::default()
     };
     let parts = super::join::parts(n, Shard::WHOLE, &options.cancel, &options.progress)?;
-    wait(|done| {
+    let progress = options.progress.clone();
+    let got = wait(|done| {
         super::start(
             n,
             parts,
@@ -118,7 +133,11 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
             Box::new(done),
         )
     })
-    .expect("a result")
+    .expect("a result");
+    if let Ok(counts) = &got {
+        assert_finished(&progress, counts);
+    }
+    got
 }
 
 #[test]
@@ -621,7 +640,7 @@ fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], tiers: &[fn() -> Ti
         .iter()
         .map(|queens| {
             Board::new(n, queens)
-                .count(Board::root(), &never())
+                .count(Board::root(), &never(), &mut |_| {})
                 .unwrap()
         })
         .collect();

@@ -10,15 +10,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// classes = (all + half + 2 × quarter) / 8 (no solution is its own mirror image for n > 1).
 /// Each is a search that places whole orbits of squares under the turns, row by row, and
 /// visits far fewer boards than a count (all columns together: n = 20 a fraction of a
-/// second, n = 22 8 s); it polls `cancel`.
+/// second, n = 22 8 s, n = 24 about 40 s); it polls `cancel`, and calls `tick` [`TICKS`]
+/// times on the way (once per column of the second row's queen in the half-turn search), so
+/// that progress moves within a column's search (n = 24: about 2 s).
 pub(super) fn turn_fixed_from(
     n: u32,
     first: u32,
     cancel: &AtomicBool,
+    tick: &dyn Fn(),
 ) -> Result<(u64, u64), CountError> {
-    let half = Turns::new(n, 2, cancel).count_from(first)?;
-    let quarter = Turns::new(n, 4, cancel).count_from(first)?;
+    let half = Turns::new(n, 2, cancel).count_from(first, tick)?;
+    let quarter = Turns::new(n, 4, cancel).count_from(first, &|| ())?;
     Ok((half, quarter))
+}
+
+/// How many times [`turn_fixed_from`] calls its `tick` for size `n`.
+pub(super) const fn ticks(n: u32) -> u64 {
+    n as u64
 }
 
 /// A search for the solutions that turns by a quarter of `4 / turns` map to themselves.
@@ -33,6 +41,8 @@ struct Turns<'a> {
     differences: u64,
     /// Rows tried so far, for polling `cancel`.
     visits: u64,
+    /// Ticks given so far.
+    ticked: u64,
     cancel: &'a AtomicBool,
 }
 
@@ -47,6 +57,7 @@ impl<'a> Turns<'a> {
             sums: 0,
             differences: 0,
             visits: 0,
+            ticked: 0,
             cancel,
         }
     }
@@ -72,19 +83,25 @@ impl<'a> Turns<'a> {
         (distinct, count)
     }
 
-    /// Completions of an empty board whose first row's queen is on column `first`.
-    fn count_from(&mut self, first: u32) -> Result<u64, CountError> {
+    /// Completions of an empty board whose first row's queen is on column `first`, calling
+    /// `tick` once per column of the next row (`n` times in all).
+    fn count_from(&mut self, first: u32, tick: &dyn Fn()) -> Result<u64, CountError> {
         let (squares, count) = self.orbit(0, first as i32);
         let squares = &squares[..count];
-        if !self.fits(squares) {
-            return Ok(0);
+        let mut total = 0;
+        if self.fits(squares) {
+            self.toggle(squares);
+            total = self.count(Some(tick))?;
         }
-        self.toggle(squares);
-        self.count()
+        for _ in self.ticked..self.n as u64 {
+            tick();
+        }
+        Ok(total)
     }
 
-    /// Completions from the first empty row on.
-    fn count(&mut self) -> Result<u64, CountError> {
+    /// Completions from the first empty row on, calling `tick` (if any) after each column
+    /// of that row.
+    fn count(&mut self, tick: Option<&dyn Fn()>) -> Result<u64, CountError> {
         let empty = !self.rows & (u32::MAX >> (32 - self.n));
         if empty == 0 {
             return Ok(1);
@@ -96,16 +113,19 @@ impl<'a> Turns<'a> {
         let row = empty.trailing_zeros() as i32;
         let mut total = 0;
         for c in 0..self.n {
-            if self.cols >> c & 1 != 0 {
-                continue;
+            if self.cols >> c & 1 == 0 {
+                let (squares, count) = self.orbit(row, c);
+                let squares = &squares[..count];
+                if self.fits(squares) {
+                    self.toggle(squares);
+                    let below = self.count(None);
+                    self.toggle(squares);
+                    total += below?;
+                }
             }
-            let (squares, count) = self.orbit(row, c);
-            let squares = &squares[..count];
-            if self.fits(squares) {
-                self.toggle(squares);
-                let below = self.count();
-                self.toggle(squares);
-                total += below?;
+            if let Some(tick) = tick {
+                tick();
+                self.ticked += 1;
             }
         }
         Ok(total)

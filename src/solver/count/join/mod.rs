@@ -39,8 +39,9 @@ mod word;
 #[cfg(test)]
 mod tests;
 
-use self::fixed::turn_fixed_from;
+use self::fixed::{ticks, turn_fixed_from};
 use self::tables::{Join, Key, build_steps};
+use super::board::Tally;
 use super::options::Progress;
 use super::subproblem::{Partial, Subproblem};
 use crate::solver::counts::CountError;
@@ -75,12 +76,13 @@ pub(super) fn covers(n: u32) -> bool {
 /// turn-fixed solutions, one per column of the first row's queen, then one per key, those
 /// that `shard` holds ([`Shard::holds`]; the list depends on `n` alone); `Cancelled` if
 /// `cancel` is raised while the tables are built. Tells `progress` the table-building steps
-/// and the parts in all, and each step as it is done.
+/// and the parts' steps in all, and each table-building step as it is done (a turn-fixed
+/// part ticks its own steps as it runs).
 pub(super) fn parts(
     n: u32,
     shard: Shard,
     cancel: &AtomicBool,
-    progress: &Progress,
+    progress: &Arc<Progress>,
 ) -> Result<Vec<Part>, CountError> {
     let tier = tier();
     let turns: Vec<u32> = (0..n)
@@ -95,14 +97,17 @@ pub(super) fn parts(
         index += 1;
     });
     // The tables' steps count as subproblems, so that progress moves while they are built
-    // (n = 24: seconds); the engines add the parts to the steps done.
-    let planned = build_steps(n) + (turns.len() + keys.len()) as u64;
+    // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
+    // add the parts to the steps done.
+    let planned = build_steps(n) + turns.len() as u64 * (1 + ticks(n)) + keys.len() as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let tick = || {
         progress.done.fetch_add(1, Ordering::Relaxed);
     };
     let join = Arc::new(Join::new(n, cancel, &tick)?);
-    let turns = turns.into_iter().map(|first| Part(Kind::Turns(first)));
+    let turns = turns
+        .into_iter()
+        .map(|first| Part(Kind::Turns(first, progress.clone())));
     let keys = keys
         .into_iter()
         .map(|key| Part(Kind::Key(join.clone(), key, tier)));
@@ -115,8 +120,9 @@ pub(super) struct Part(Kind);
 /// What a [`Part`] counts.
 enum Kind {
     /// The solutions that a half turn or a quarter turn maps to themselves, with the first
-    /// row's queen on this column, as fixed points for the classes (half + 2 × quarter).
-    Turns(u32),
+    /// row's queen on this column, as fixed points for the classes (half + 2 × quarter);
+    /// the count's progress, which it ticks as it goes.
+    Turns(u32, Arc<Progress>),
     /// One key's solutions: its weighted pairs times the key's weight, the pair tests in
     /// this CPU's tier.
     Key(Arc<Join>, Key, Tier),
@@ -132,17 +138,32 @@ impl Subproblem for Part {
         Err(CountError::Failed)
     }
 
+    /// Never asked: a part hands on nothing before it ends (a key takes well under a
+    /// second).
+    fn per_completion(&self) -> u64 {
+        0
+    }
+
     fn laned(&self) -> bool {
         false
     }
 
-    fn alone(&self, n: u32, cancel: &AtomicBool) -> Result<Partial, CountError> {
+    /// A turn-fixed part ticks its own steps on the way, then ends.
+    fn steps(&self, n: u32) -> u64 {
+        match self.0 {
+            Kind::Turns(..) => 1 + ticks(n),
+            Kind::Key(..) => 1,
+        }
+    }
+
+    fn alone(&self, n: u32, cancel: &AtomicBool, _: Tally<'_>) -> Result<Partial, CountError> {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
         match &self.0 {
-            &Kind::Turns(first) => {
-                let (half, quarter) = turn_fixed_from(n, first, cancel)?;
+            Kind::Turns(first, progress) => {
+                let tick = || progress.tick();
+                let (half, quarter) = turn_fixed_from(n, *first, cancel, &tick)?;
                 let points = quarter
                     .checked_mul(2)
                     .and_then(|q| q.checked_add(half))

@@ -2,6 +2,7 @@
 //! shards, keys, the sieve's sampling and weights, cancellation.
 
 use super::super::Progress;
+use super::super::subproblem::Subproblem;
 use super::fixed::turn_fixed_from;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
 use super::tables::build_steps;
@@ -12,6 +13,7 @@ use crate::solver::Shard;
 use crate::solver::counts::CountError;
 use crate::solver::oeis::{A000170, A002562};
 use crate::solver::simd::{Tier, has_avx512_gfni, tier};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The join's solutions for `n` (4 ≤ n ≤ 24), or for one shard of its keys, on the calling
@@ -42,7 +44,7 @@ fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
 fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
     let (mut half, mut quarter) = (0, 0);
     for first in 0..n {
-        let (h, q) = turn_fixed_from(n, first, cancel)?;
+        let (h, q) = turn_fixed_from(n, first, cancel, &|| ())?;
         half += h;
         quarter += q;
     }
@@ -114,18 +116,10 @@ fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
 fn a_raised_flag_stops_the_tables() {
     let raised = AtomicBool::new(true);
     assert!(matches!(
-        parts(16, Shard::WHOLE, &raised, &Progress::default()),
+        parts(16, Shard::WHOLE, &raised, &Arc::default()),
         Err(CountError::Cancelled)
     ));
-    assert!(
-        parts(
-            16,
-            Shard::WHOLE,
-            &AtomicBool::new(false),
-            &Progress::default()
-        )
-        .is_ok()
-    );
+    assert!(parts(16, Shard::WHOLE, &AtomicBool::new(false), &Arc::default()).is_ok());
 }
 
 #[test]
@@ -257,11 +251,16 @@ fn a_key_stops_when_cancelled() {
 #[test]
 fn building_the_tables_moves_progress_and_plans_every_part() {
     for shard in [Shard::WHOLE, Shard { index: 3, count: 7 }] {
-        let progress = Progress::default();
+        let progress = Arc::new(Progress::default());
         let made = parts(16, shard, &AtomicBool::new(false), &progress).unwrap();
         let steps = build_steps(16);
         assert_eq!(progress.done.load(Ordering::Relaxed), steps, "{shard:?}");
         let total = progress.total.load(Ordering::Relaxed);
-        assert_eq!(total, steps + made.len() as u64, "{shard:?}");
+        let planned: u64 = made.iter().map(|part| part.steps(16)).sum();
+        assert_eq!(total, steps + planned, "{shard:?}");
+        assert!(
+            planned > made.len() as u64,
+            "turn-fixed parts tick: {shard:?}"
+        );
     }
 }
