@@ -37,6 +37,14 @@
 //!
 //! Set `ARCHITECTURE_EDGES=1` to print every edge with the place that names it.
 //!
+//! # Only the SIMD tiers know the CPU
+//! The same reader checks that the code would build for a CPU other than x86-64: every name
+//! that exists only there (`std::arch::x86_64`, its intrinsics and vector types,
+//! `is_x86_feature_detected`, `#[target_feature]`), and every item defined only under
+//! `#[cfg(target_arch = ..)]`, is named only inside code under such a `cfg` (the standard
+//! library of another target cannot be installed here, so `cargo check --target` cannot say
+//! it). Names after `.` (methods) are not looked at.
+//!
 //! # The layers (bottom-up; see the notes the layout follows)
 //! `sync`, `solver`, `render`, `pb` are the leaves; `wire` (pb <-> solver conversions) may use
 //! them; `config` may use those; `stream` config and
@@ -114,6 +122,24 @@ fn module_graph_has_no_cycles_and_respects_the_layers() {
         report += &format!("  {v}\n");
     }
     panic!("{report}");
+}
+
+#[test]
+fn x86_only_names_stay_inside_their_cfg() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    read_tree(root, &root.join("src"), &mut files);
+    let (outside, gated) = graph::x86_outside_gates(&files);
+    assert!(
+        gated > 100,
+        "only {gated} names under target_arch gates: the reader no longer sees the SIMD tiers"
+    );
+    assert!(
+        outside.is_empty(),
+        "x86-64-only names outside a #[cfg(target_arch = ..)] item (a build for another CPU \
+         would fail):\n  {}",
+        outside.join("\n  ")
+    );
 }
 
 /// Every `.rs` file below `dir`, as (path relative to `root` with `/`, source).
@@ -484,6 +510,89 @@ mod graph {
             }
         }
         out
+    }
+
+    /// If a `#[cfg(..)]` that names `target_arch` (and not `not`) starts at `i`: the index
+    /// after it.
+    fn arch_attr(t: &[Token], i: usize) -> Option<usize> {
+        if !is(t, i, &Tok::P('#'))
+            || !is(t, i + 1, &Tok::P('['))
+            || ident_at(t, i + 2) != Some("cfg")
+        {
+            return None;
+        }
+        let end = close(t, i + 1);
+        let names: Vec<&str> = (i + 3..end).filter_map(|k| ident_at(t, k)).collect();
+        (names.contains(&"target_arch") && !names.contains(&"not")).then_some(end)
+    }
+
+    /// Names that exist only on x86-64: the module, its intrinsics and vector types, the
+    /// feature test, the attribute that compiles for a feature.
+    fn x86_only(name: &str) -> bool {
+        matches!(
+            name,
+            "x86_64" | "is_x86_feature_detected" | "target_feature"
+        ) || [
+            "_mm", "__m", "_pext", "_pdep", "_bzhi", "_popcnt", "_lzcnt", "_tzcnt",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+    }
+
+    /// The names `t` defines (after `fn`, `mod`, `const`, `static`, `struct`, `enum`,
+    /// `type`, `trait`, `macro_rules!`).
+    fn definitions(t: &[Token], out: &mut BTreeSet<String>) {
+        for k in 0..t.len() {
+            let at = match ident_at(t, k) {
+                Some("fn" | "mod" | "const" | "static" | "struct" | "enum" | "type" | "trait") => {
+                    k + 1
+                }
+                Some("macro_rules") if is(t, k + 1, &Tok::P('!')) => k + 2,
+                _ => continue,
+            };
+            if let Some(name) = ident_at(t, at).filter(|&name| name != "_") {
+                out.insert(name.to_string());
+            }
+        }
+    }
+
+    /// Where `files` name an x86-64-only name, or an item defined only under a
+    /// `target_arch` gate, outside such a gate (`path:line: name`; test code included: the
+    /// tests must build for another CPU too), and how many names sit inside the gates.
+    pub fn x86_outside_gates(files: &[(String, String)]) -> (Vec<String>, usize) {
+        let (mut gated_defs, mut open_defs) = (BTreeSet::new(), BTreeSet::new());
+        let (mut open_code, mut gated) = (Vec::new(), 0);
+        for (path, src) in files {
+            let t = lex(src);
+            let (mut open, mut i) = (Vec::new(), 0);
+            while i < t.len() {
+                if let Some(end) = arch_attr(&t, i) {
+                    let stop = skip_item(&t, end);
+                    definitions(&t[end..stop], &mut gated_defs);
+                    gated += (end..stop).filter(|&k| ident_at(&t, k).is_some()).count();
+                    i = stop;
+                } else {
+                    open.push(t[i].clone());
+                    i += 1;
+                }
+            }
+            definitions(&open, &mut open_defs);
+            open_code.push((path, open));
+        }
+        let mut outside = Vec::new();
+        for (path, t) in open_code {
+            for k in 0..t.len() {
+                let Some(name) = ident_at(&t, k) else {
+                    continue;
+                };
+                let method = k > 0 && is(&t, k - 1, &Tok::P('.'));
+                let only_gated = gated_defs.contains(name) && !open_defs.contains(name);
+                if !method && (x86_only(name) || only_gated) {
+                    outside.push(format!("{path}:{}: {name}", t[k].line));
+                }
+            }
+        }
+        (outside, gated)
     }
 
     /// What one `use` tree binds: a name to a path, or a glob of a path.
@@ -1006,6 +1115,38 @@ mod graph {
 /// Tests of the reader on small crates, so the real check cannot pass by seeing nothing.
 mod reader {
     use super::*;
+
+    fn x86_outside(src: &str) -> Vec<String> {
+        graph::x86_outside_gates(&[("src/lib.rs".to_string(), src.to_string())]).0
+    }
+
+    #[test]
+    fn x86_names_are_found_outside_their_gates_only() {
+        let gated = r#"
+            #[cfg(target_arch = "x86_64")]
+            mod avx { use std::arch::x86_64::*; pub fn go() { let _ = unsafe { _mm512_setzero_si512() }; } }
+            #[cfg(not(target_arch = "x86_64"))]
+            mod avx { pub fn go() {} }
+            pub fn run() {
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") { avx::go(); }
+                v.kernel();
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            fn kernel() {}
+        "#;
+        assert_eq!(x86_outside(gated), Vec::<String>::new());
+        let open = "use std::arch::x86_64::__m256i; fn f() {}";
+        assert_eq!(
+            x86_outside(open),
+            ["src/lib.rs:1: x86_64", "src/lib.rs:1: __m256i"]
+        );
+        let called = "#[cfg(target_arch = \"x86_64\")]\nfn kernel() {}\nfn f() { kernel() }";
+        assert_eq!(x86_outside(called), ["src/lib.rs:3: kernel"]);
+        let negated = "#[cfg(not(target_arch = \"x86_64\"))]\nfn g() { _mm_pause() }";
+        assert_eq!(x86_outside(negated), ["src/lib.rs:2: _mm_pause"]);
+    }
 
     fn crate_of(files: &[(&str, &str)]) -> graph::Graph {
         let files: Vec<(String, String)> = files
