@@ -1,0 +1,66 @@
+// Builds the page into dist/ (or the folder given as the first argument): the client code is
+// generated from ../proto/queens.proto by buf with protoc-gen-es, src/ is bundled with it by
+// esbuild into one minified app.js, and the document and style sheet are copied. Every tool
+// comes from package-lock.json (`npm ci`), so the same sources give the same bytes: a test
+// of the server's suite rebuilds the bundle and compares it with the committed dist/.
+//
+// QUEENS_WEB_MODULES names the node_modules folder to use (default: ./node_modules).
+
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = resolve(process.argv[2] ?? join(here, "dist"));
+const modules = resolve(process.env.QUEENS_WEB_MODULES ?? join(here, "node_modules"));
+const require = createRequire(join(modules, "package.json"));
+const esbuild = require("esbuild");
+
+// 1. The client: messages and the service descriptor, as plain JavaScript.
+const gen = join(out, ".gen");
+rmSync(gen, { recursive: true, force: true });
+const template = {
+  version: "v2",
+  plugins: [
+    {
+      local: ["node", join(modules, "@bufbuild/protoc-gen-es/bin/protoc-gen-es")],
+      out: gen,
+      opt: ["target=js"],
+    },
+  ],
+};
+execFileSync(
+  join(modules, "@bufbuild/buf/bin/buf"),
+  ["generate", join(here, "..", "proto"), "--template", JSON.stringify(template)],
+  { cwd: here, stdio: "inherit" },
+);
+
+// 2. One script: the page's code, the generated client, Connect's gRPC-Web transport.
+const generated = {
+  name: "queens-pb",
+  setup(build) {
+    build.onResolve({ filter: /^queens-pb$/ }, () => ({ path: join(gen, "queens_pb.js") }));
+  },
+};
+await esbuild.build({
+  absWorkingDir: here,
+  entryPoints: [join(here, "src", "main.js")],
+  bundle: true,
+  format: "esm",
+  target: ["es2022"],
+  minify: true,
+  legalComments: "eof",
+  charset: "utf8",
+  nodePaths: [modules],
+  plugins: [generated],
+  outfile: join(out, "app.js"),
+  logLevel: "warning",
+});
+rmSync(gen, { recursive: true, force: true });
+
+// 3. The document and its style sheet, as written.
+mkdirSync(out, { recursive: true });
+for (const file of ["index.html", "app.css"]) copyFileSync(join(here, "src", file), join(out, file));
+console.log(`built ${out}`);
