@@ -37,11 +37,21 @@ execFileSync(
   { cwd: here, stdio: "inherit" },
 );
 
-// 2. One script: the page's code, the generated client, Connect's gRPC-Web transport.
-const generated = {
-  name: "queens-pb",
+// 2. One script: the page's code, the generated client, Connect's gRPC-Web transport. Every
+// package is taken from `modules`, wherever the importing file lies, so that the bundle does
+// not depend on which node_modules folders happen to exist around the sources.
+const packages = {
+  name: "packages",
   setup(build) {
     build.onResolve({ filter: /^queens-pb$/ }, () => ({ path: join(gen, "queens_pb.js") }));
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.pluginData === "from-modules") return undefined;
+      return build.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: modules,
+        pluginData: "from-modules",
+      });
+    });
   },
 };
 await esbuild.build({
@@ -53,8 +63,7 @@ await esbuild.build({
   minify: true,
   legalComments: "eof",
   charset: "utf8",
-  nodePaths: [modules],
-  plugins: [generated],
+  plugins: [packages],
   outfile: join(out, "app.js"),
   logLevel: "warning",
 });

@@ -74,14 +74,35 @@ async function retryingOwnCancel(signal, attempt) {
   }
 }
 
-/** The call options: cancellation, the token, a deadline in ms (if any). */
+/** How much longer than its deadline the page waits for a call's own answer before it gives
+ * up on the server (and says so as a deadline of its own). */
+const DEADLINE_GRACE_MS = 2000;
+
+/** Whether the page gave up on a call past its deadline (the server never said). */
+let gaveUp = false;
+
+/**
+ * The call options: cancellation, the token, and a deadline in ms (if any). The deadline
+ * goes to the server as `grpc-timeout`, so that the server ends the call with its own
+ * DEADLINE_EXCEEDED; the page only stops waiting DEADLINE_GRACE_MS after it.
+ */
 function options(signal, timeoutMs) {
   const token = $("token").value.trim();
-  return {
-    signal,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    timeoutMs: timeoutMs === undefined ? undefined : Math.max(1, Math.round(timeoutMs)),
-  };
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  if (timeoutMs === undefined) return { signal, headers };
+  const ms = Math.max(1, Math.ceil(timeoutMs));
+  headers["grpc-timeout"] = ms < 1e8 ? `${ms}m` : `${Math.ceil(ms / 1000)}S`;
+  const backstop = AbortSignal.timeout(ms + DEADLINE_GRACE_MS);
+  backstop.addEventListener("abort", () => (gaveUp = !signal.aborted));
+  return { signal: AbortSignal.any([signal, backstop]), headers };
+}
+
+/** `STATUS: message` for an error, with the page's own deadline said as such. */
+function explain(error) {
+  if (cancelled(error) && gaveUp) {
+    return `DEADLINE_EXCEEDED: no answer from the server within the deadline (and ${DEADLINE_GRACE_MS / 1000} s more)`;
+  }
+  return describe(error);
 }
 
 // ---- the question
@@ -171,6 +192,7 @@ async function recount() {
     return;
   }
   out.textContent = "counting\u2026";
+  gaveUp = false;
   const slot = turn();
   await slot.ready;
   try {
@@ -189,11 +211,11 @@ async function recount() {
     }
     out.dataset.solutions = String(solutions);
   } catch (error) {
-    if (cancelled(error)) return;
+    if (cancelled(error) && !gaveUp) return;
     delete out.dataset.solutions;
     out.textContent = pastDeadline(error)
       ? `counting takes more than ${EDITOR_DEADLINE_MS / 1000} s here; Start still streams`
-      : describe(error);
+      : explain(error);
   } finally {
     slot.release();
   }
@@ -275,6 +297,7 @@ async function start(event) {
     if (!save) return;
   }
   setRunning(true);
+  gaveUp = false;
   const slot = turn();
   const size = Math.max(1, Math.min(q.n, 32));
   run = { n: size, window: new BoardWindow(size, KEEP), total: undefined, started: 0, seconds: 0 };
@@ -308,11 +331,11 @@ async function start(event) {
     setState("done");
   } catch (error) {
     run.seconds = run.started ? (performance.now() - run.started) / 1000 : 0;
-    if (cancelled(error)) {
+    if (cancelled(error) && !gaveUp) {
       setState("stopped");
     } else {
       setState("error");
-      showError(describe(error));
+      showError(explain(error));
     }
   } finally {
     slot.release();
@@ -325,7 +348,8 @@ async function start(event) {
 /** The run's total for the progress bar: the editor's answer, else a Count within
  * TOTAL_DEADLINE_MS (undefined when it takes longer). */
 async function total(q, signal, left) {
-  const budget = Math.min(TOTAL_DEADLINE_MS, left() ?? Infinity);
+  const runLeft = left() ?? Infinity;
+  const budget = Math.min(TOTAL_DEADLINE_MS, runLeft);
   try {
     const answer = await retryingOwnCancel(signal, () =>
       client.count({ n: q.n, fixed: q.fixed }, options(signal, budget)),
@@ -334,7 +358,7 @@ async function total(q, signal, left) {
     return value === undefined ? undefined : Number(value);
   } catch (error) {
     // Past the progress bar's own budget (not the run's deadline): stream without a total.
-    if (pastDeadline(error) && budget < (left() ?? Infinity) + 1) return undefined;
+    if (pastDeadline(error) && TOTAL_DEADLINE_MS < runLeft) return undefined;
     throw error;
   }
 }
