@@ -181,9 +181,23 @@ function paintEditor() {
   }
 }
 
+/** Up to this n, a new n is counted at once (n = 16 takes about 0.1 s); a bigger board is
+ * counted only when a queen is fixed on it (with the editor's deadline), so that merely
+ * typing n = 20 never starts minutes of search. */
+const AUTO_COUNT_MAX_N = 16;
+
+/** A run is streaming: the editor's Count waits for its end rather than cancel it. */
+let streaming = false;
+/** The editor changed during a run: count again when it ends. */
+let recountAfterRun = false;
+
 /** Counts what is left of the question as the editor has it, and says so. */
 async function recount() {
   const out = $("completions");
+  if (streaming) {
+    recountAfterRun = true;
+    return;
+  }
   let q;
   try {
     q = question();
@@ -244,7 +258,17 @@ $("n").addEventListener("input", () => {
   clearTimeout(retype);
   retype = setTimeout(() => {
     buildEditor();
-    recount();
+    let n = 0;
+    try {
+      n = typedN();
+    } catch {
+      // recount says why
+    }
+    if (n <= AUTO_COUNT_MAX_N || fixed.size > 0) recount();
+    else {
+      $("completions").textContent = `n = ${n}: fix a queen to count what is left, or Start`;
+      delete $("completions").dataset.solutions;
+    }
   }, 300);
 });
 
@@ -297,6 +321,7 @@ async function start(event) {
     if (!save) return;
   }
   setRunning(true);
+  streaming = true;
   gaveUp = false;
   const slot = turn();
   const size = Math.max(1, Math.min(q.n, 32));
@@ -338,10 +363,15 @@ async function start(event) {
       showError(explain(error));
     }
   } finally {
+    streaming = false;
     slot.release();
     setRunning(false);
     render();
     if (save) await finishSave(save, $("status").dataset.state);
+    if (recountAfterRun) {
+      recountAfterRun = false;
+      recount();
+    }
   }
 }
 
