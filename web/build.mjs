@@ -1,13 +1,14 @@
-// Builds the page into dist/ (or the folder given as the first argument): the client code is
-// generated from ../proto/queens.proto by buf with protoc-gen-es, src/ is bundled with it by
-// esbuild into one minified app.js, and the document and style sheet are copied. Every tool
+// Builds the page's script into dist/app.js (or into the folder given as the first argument):
+// the client code is generated from ../proto/queens.proto by buf with protoc-gen-es, and
+// src/main.js is bundled with it by esbuild into one minified file. The document and the
+// style sheet need no build: the server embeds src/index.html and src/app.css. Every tool
 // comes from package-lock.json (`npm ci`), so the same sources give the same bytes: a test
 // of the server's suite rebuilds the bundle and compares it with the committed dist/.
 //
 // QUEENS_WEB_MODULES names the node_modules folder to use (default: ./node_modules).
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,8 +69,4 @@ await esbuild.build({
   logLevel: "warning",
 });
 rmSync(gen, { recursive: true, force: true });
-
-// 3. The document and its style sheet, as written.
-mkdirSync(out, { recursive: true });
-for (const file of ["index.html", "app.css"]) copyFileSync(join(here, "src", file), join(out, file));
-console.log(`built ${out}`);
+console.log(`built ${join(out, "app.js")}`);

@@ -1,7 +1,8 @@
-//! The page's files, built from `web/` (its sources, the client generated from
-//! `proto/queens.proto`, the pinned tools in `web/package-lock.json`) into `web/dist/` and
-//! committed there, so that the binary embeds them with no Node at `cargo build`. A test
-//! rebuilds them from their sources and fails when the committed ones differ.
+//! The page's files: the document and style sheet as written (`web/src/`), and the script
+//! built from `web/src/` and the client generated from `proto/queens.proto` (with the pinned
+//! tools of `web/package-lock.json`) into `web/dist/app.js`, committed, so that the binary
+//! embeds them with no Node at `cargo build`. A test rebuilds the script from its sources
+//! and fails when the committed one differs.
 //!
 //! Not here: how they are served (`mod.rs`), how they are built (`web/build.mjs`).
 
@@ -21,7 +22,7 @@ pub(super) const ASSETS: [Asset; 3] = [
     Asset {
         path: "/",
         content_type: "text/html; charset=utf-8",
-        bytes: include_bytes!("../../web/dist/index.html"),
+        bytes: include_bytes!("../../web/src/index.html"),
     },
     Asset {
         path: "/app.js",
@@ -31,7 +32,7 @@ pub(super) const ASSETS: [Asset; 3] = [
     Asset {
         path: "/app.css",
         content_type: "text/css; charset=utf-8",
-        bytes: include_bytes!("../../web/dist/app.css"),
+        bytes: include_bytes!("../../web/src/app.css"),
     },
 ];
 

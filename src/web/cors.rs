@@ -49,7 +49,7 @@ pub fn origin(text: &str) -> Result<String, String> {
         _ => (authority, None),
     };
     let bracketed = host.starts_with('[') && host.ends_with(']') && host.len() > 2;
-    if host.contains(['[', ']']) && !bracketed || !bracketed && host.contains(':') {
+    if !bracketed && host.contains(['[', ']', ':']) {
         return Err(shape.to_string());
     }
     let host_ok = !host.is_empty()

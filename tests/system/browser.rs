@@ -11,7 +11,7 @@
 //! another origin, and a screenshot of n = 8 that is not blank (kept as
 //! `target/tmp/web-n8.png`).
 
-use crate::common::{ServerProcess, queens_bin};
+use crate::common::{ServerProcess, queens_bin, token_server};
 use crate::tools;
 
 use std::process::Command;
@@ -24,15 +24,12 @@ fn the_page_in_a_real_browser() {
     let server = ServerProcess::start(&["--max-n", "24"]);
     let busy = ServerProcess::start(&["--max-searches", "1"]);
     let token = "browser-test-token-0123456789";
-    let tokens = tools::scratch_dir().join(format!("browser-tokens-{}", std::process::id()));
-    std::fs::write(&tokens, format!("browser {token}\n")).expect("write the tokens file");
-    let guarded = ServerProcess::start(&["--auth-tokens", tokens.to_str().unwrap()]);
-    let _ = std::fs::remove_file(&tokens);
+    let guarded = token_server("browser", token, &[]);
     let scratch = tools::scratch_dir().join(format!("browser-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("create the browser's scratch folder");
     let screenshot = tools::scratch_dir().join("web-n8.png");
     let url = |s: &ServerProcess| format!("http://{}", s.addr);
-    let run = tools::run_bounded(
+    let passed = tools::node_test(
         Command::new("node")
             .args(["--test", "test/browser.test.mjs"])
             .current_dir(tools::repo().join("web"))
@@ -49,23 +46,5 @@ fn the_page_in_a_real_browser() {
         Duration::from_secs(900),
     );
     let _ = std::fs::remove_dir_all(&scratch);
-    let count = |label: &str| {
-        run.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("# {label} ")))
-            .and_then(|n| n.trim().parse::<u32>().ok())
-    };
-    for line in run.stdout.lines().filter(|l| l.contains("# measure ")) {
-        eprintln!("{}", line.trim());
-    }
-    assert!(
-        run.success()
-            && count("pass").is_some_and(|n| n > 0)
-            && count("fail") == Some(0)
-            && count("skipped") == Some(0),
-        "node --test web/test/browser.test.mjs: exit {}\n{}",
-        run.code(),
-        run.output()
-    );
-    eprintln!("browser tests: {} passed", count("pass").unwrap_or(0));
+    eprintln!("browser tests: {passed} passed");
 }

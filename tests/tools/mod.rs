@@ -279,6 +279,35 @@ fn npm_ci(source: &str, name: &str) -> PathBuf {
     modules
 }
 
+/// Runs a `node --test` command within `limit` and asserts that it passed: exit 0, some tests
+/// passed, none failed or was skipped. Echoes its `# measure ...` lines (figures a test
+/// reports) on stderr; returns how many tests passed.
+pub fn node_test(command: &mut Command, limit: Duration) -> u32 {
+    let run = run_bounded(command, limit);
+    let count = |label: &str| {
+        run.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# {label} ")))
+            .and_then(|n| n.trim().parse::<u32>().ok())
+    };
+    let mut measured = std::collections::BTreeSet::new();
+    for line in run.stdout.lines().filter(|l| l.contains("# measure ")) {
+        if measured.insert(line.trim()) {
+            eprintln!("{}", line.trim());
+        }
+    }
+    assert!(
+        run.success()
+            && count("pass").is_some_and(|n| n > 0)
+            && count("fail") == Some(0)
+            && count("skipped") == Some(0),
+        "{command:?}: exit {}\n{}",
+        run.code(),
+        run.output()
+    );
+    count("pass").unwrap_or(0)
+}
+
 /// PATH with `dir` first.
 pub fn path_with(dir: &Path) -> OsString {
     let mut dirs = vec![dir.to_path_buf()];
