@@ -15,6 +15,8 @@ import { openSave } from "./save.js";
 const KEEP = 1000;
 /** Boards drawn on one page. */
 const PAGE = 100;
+/** Bytes of boards a message carries (batch_size = this / n). */
+const BATCH_BYTES = 1 << 20;
 /** A click's Count gives up after this long (a big board can take hours to count). */
 const EDITOR_DEADLINE_MS = 5000;
 /** The progress bar's Count gives up after this long; the stream then runs without a total. */
@@ -78,28 +80,49 @@ async function retryingOwnCancel(signal, attempt) {
  * up on the server (and says so as a deadline of its own). */
 const DEADLINE_GRACE_MS = 2000;
 
-/** Whether the page gave up on a call past its deadline (the server never said). */
-let gaveUp = false;
+/** A call the page gave up on, DEADLINE_GRACE_MS past its deadline: the server never said. */
+class PageDeadline extends Error {}
 
 /**
- * The call options: cancellation, the token, and a deadline in ms (if any). The deadline
- * goes to the server as `grpc-timeout`, so that the server ends the call with its own
- * DEADLINE_EXCEEDED; the page only stops waiting DEADLINE_GRACE_MS after it.
+ * The options of one call: cancellation, the token, and a deadline in ms (if any). The
+ * deadline goes to the server as `grpc-timeout`, so that the server ends the call with its
+ * own DEADLINE_EXCEEDED; the page stops waiting only DEADLINE_GRACE_MS after it. `expired()`
+ * says whether the page gave up; `end()` is called when the call is over.
  */
-function options(signal, timeoutMs) {
+function callOptions(signal, timeoutMs) {
   const token = $("token").value.trim();
   const headers = token ? { authorization: `Bearer ${token}` } : {};
-  if (timeoutMs === undefined) return { signal, headers };
+  if (timeoutMs === undefined) return { options: { signal, headers }, expired: () => false, end() {} };
   const ms = Math.max(1, Math.ceil(timeoutMs));
   headers["grpc-timeout"] = ms < 1e8 ? `${ms}m` : `${Math.ceil(ms / 1000)}S`;
-  const backstop = AbortSignal.timeout(ms + DEADLINE_GRACE_MS);
-  backstop.addEventListener("abort", () => (gaveUp = !signal.aborted));
-  return { signal: AbortSignal.any([signal, backstop]), headers };
+  const backstop = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    backstop.abort();
+  }, ms + DEADLINE_GRACE_MS);
+  return {
+    options: { signal: AbortSignal.any([signal, backstop.signal]), headers },
+    expired: () => expired,
+    end: () => clearTimeout(timer),
+  };
+}
+
+/** Count, with the page's deadline said as such. */
+async function count(request, signal, timeoutMs) {
+  const call = callOptions(signal, timeoutMs);
+  try {
+    return await client.count(request, call.options);
+  } catch (error) {
+    throw call.expired() ? new PageDeadline() : error;
+  } finally {
+    call.end();
+  }
 }
 
 /** `STATUS: message` for an error, with the page's own deadline said as such. */
 function explain(error) {
-  if (cancelled(error) && gaveUp) {
+  if (error instanceof PageDeadline) {
     return `DEADLINE_EXCEEDED: no answer from the server within the deadline (and ${DEADLINE_GRACE_MS / 1000} s more)`;
   }
   return describe(error);
@@ -206,13 +229,12 @@ async function recount() {
     return;
   }
   out.textContent = "counting\u2026";
-  gaveUp = false;
   const slot = turn();
   await slot.ready;
   try {
     if (slot.signal.aborted) return;
     const answer = await retryingOwnCancel(slot.signal, () =>
-      client.count({ n: q.n, fixed: q.fixed }, options(slot.signal, EDITOR_DEADLINE_MS)),
+      count({ n: q.n, fixed: q.fixed }, slot.signal, EDITOR_DEADLINE_MS),
     );
     const solutions = answer.solutions;
     if (q.fixed.length === 0) {
@@ -225,7 +247,7 @@ async function recount() {
     }
     out.dataset.solutions = String(solutions);
   } catch (error) {
-    if (cancelled(error) && !gaveUp) return;
+    if (cancelled(error)) return;
     delete out.dataset.solutions;
     out.textContent = pastDeadline(error)
       ? `counting takes more than ${EDITOR_DEADLINE_MS / 1000} s here; Start still streams`
@@ -322,7 +344,6 @@ async function start(event) {
   }
   setRunning(true);
   streaming = true;
-  gaveUp = false;
   const slot = turn();
   const size = Math.max(1, Math.min(q.n, 32));
   run = { n: size, window: new BoardWindow(size, KEEP), total: undefined, started: 0, seconds: 0 };
@@ -331,14 +352,16 @@ async function start(event) {
   render();
   const ends = deadline === undefined ? undefined : performance.now() + deadline;
   const left = () => (ends === undefined ? undefined : ends - performance.now());
+  let call;
   try {
     await slot.ready;
     run.total = await total(q, slot.signal, left);
     render();
     run.started = performance.now();
     setState("streaming");
-    const request = { n: q.n, fundamental: q.fundamental, fixed: q.fixed, packed: true };
-    const stream = client.enumerate(request, options(slot.signal, left()))[Symbol.asyncIterator]();
+    const request = { n: q.n, fundamental: q.fundamental, fixed: q.fixed, packed: true, batchSize: Math.floor(BATCH_BYTES / Math.max(1, q.n)) };
+    call = callOptions(slot.signal, left());
+    const stream = client.enumerate(request, call.options)[Symbol.asyncIterator]();
     // A refusal comes before the first message: only the opening is asked again.
     let next = await retryingOwnCancel(slot.signal, () => stream.next());
     let due = performance.now() + RENDER_EVERY_MS;
@@ -356,13 +379,17 @@ async function start(event) {
     setState("done");
   } catch (error) {
     run.seconds = run.started ? (performance.now() - run.started) / 1000 : 0;
-    if (cancelled(error) && !gaveUp) {
+    if (call?.expired()) {
+      setState("error");
+      showError(explain(new PageDeadline()));
+    } else if (cancelled(error)) {
       setState("stopped");
     } else {
       setState("error");
       showError(explain(error));
     }
   } finally {
+    call?.end();
     streaming = false;
     slot.release();
     setRunning(false);
@@ -381,14 +408,13 @@ async function total(q, signal, left) {
   const runLeft = left() ?? Infinity;
   const budget = Math.min(TOTAL_DEADLINE_MS, runLeft);
   try {
-    const answer = await retryingOwnCancel(signal, () =>
-      client.count({ n: q.n, fixed: q.fixed }, options(signal, budget)),
-    );
+    const answer = await retryingOwnCancel(signal, () => count({ n: q.n, fixed: q.fixed }, signal, budget));
     const value = q.fundamental ? answer.fundamental : answer.solutions;
     return value === undefined ? undefined : Number(value);
   } catch (error) {
     // Past the progress bar's own budget (not the run's deadline): stream without a total.
-    if (pastDeadline(error) && TOTAL_DEADLINE_MS < runLeft) return undefined;
+    const late = pastDeadline(error) || error instanceof PageDeadline;
+    if (late && TOTAL_DEADLINE_MS < runLeft) return undefined;
     throw error;
   }
 }

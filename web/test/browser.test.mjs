@@ -127,6 +127,10 @@ test("a deadline the search cannot meet shows DEADLINE_EXCEEDED", async () => {
 
 test("Stop ends the server's search within 1 s", async () => {
   const page = await openPage(browser.context, url);
+  // A deadline of an earlier run, long over, must not turn this Stop into a deadline.
+  const quick = await run(page, 8, { deadline: "0.5" });
+  assert.equal(quick.boards, 92, quick.error);
+  await page.waitForTimeout(2700);
   await setQuestion(page, 20);
   await page.click("#start");
   await page.waitForFunction(() => Number(document.getElementById("status").dataset.boards ?? 0) > 100000, null, {
