@@ -9,10 +9,10 @@
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { inflateSync } from "node:zlib";
 
-const require = createRequire(join(process.env.QUEENS_WEB_MODULES ?? "node_modules", "x.js"));
+const require = createRequire(join(resolve(process.env.QUEENS_WEB_MODULES ?? "node_modules"), "x.js"));
 const { chromium } = require("playwright-core");
 
 /** Flags for a quiet headless Chromium on a machine without a network. */
