@@ -82,14 +82,18 @@ fn grpc_web_on_the_wire_from_node() {
 }
 
 /// A gRPC-Web request over HTTP/1.0 (so that the answer ends with the connection, never
-/// chunked) for `method` with the encoded `message`.
-fn grpc_web_request(method: &str, message: &[u8]) -> Vec<u8> {
+/// chunked) for `method` with the encoded `message` and extra `headers`.
+fn grpc_web_request(method: &str, message: &[u8], headers: &[(&str, &str)]) -> Vec<u8> {
     let mut body = vec![0];
     body.extend_from_slice(&(message.len() as u32).to_be_bytes());
     body.extend_from_slice(message);
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let mut request = format!(
         "POST /queens.v1.Queens/{method} HTTP/1.0\r\nHost: 127.0.0.1\r\n\
-         Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n\
+         Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n{extra}\
          Content-Length: {}\r\n\r\n",
         body.len()
     )
@@ -98,19 +102,26 @@ fn grpc_web_request(method: &str, message: &[u8]) -> Vec<u8> {
     request
 }
 
-/// A gRPC-Web answer read to its end: the head, the message frames' payloads, and the
-/// grpc-status (from the trailers frame, or the head of a trailers-only answer).
-struct Answer {
-    head: String,
-    messages: Vec<Vec<u8>>,
-    status: Option<i32>,
+/// A gRPC-Web answer read to its end: the head (lower case), the message frames' payloads,
+/// and the grpc-status (from the trailers frame, or the head of a trailers-only answer).
+pub(crate) struct Answer {
+    pub head: String,
+    pub messages: Vec<Vec<u8>>,
+    pub status: Option<i32>,
 }
 
-/// Sends `method(message)` as gRPC-Web over HTTP/1.0 to `addr` and reads the answer.
-fn grpc_web_call(addr: SocketAddr, method: &str, message: &[u8]) -> Answer {
+/// Sends `method(message)` as gRPC-Web over HTTP/1.0 to `addr`, with extra `headers`, and
+/// reads the answer.
+pub(crate) fn grpc_web_call(
+    addr: SocketAddr,
+    method: &str,
+    message: &[u8],
+    headers: &[(&str, &str)],
+) -> Answer {
     let mut tcp = TcpStream::connect(addr).expect("connect");
     tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    tcp.write_all(&grpc_web_request(method, message)).unwrap();
+    tcp.write_all(&grpc_web_request(method, message, headers))
+        .unwrap();
     let mut bytes = Vec::new();
     tcp.read_to_end(&mut bytes).expect("an answer");
     let split = bytes
@@ -197,6 +208,7 @@ fn grpc_web_calls_pass_the_gate_and_stop_with_their_connection() {
         server.addr,
         "Count",
         &prost::Message::encode_to_vec(&common::count_request(8)),
+        &[],
     );
     assert!(counted.head.starts_with("http/1.0 200"), "{}", counted.head);
     assert!(
@@ -215,8 +227,12 @@ fn grpc_web_calls_pass_the_gate_and_stop_with_their_connection() {
 
     // A stream read as fast as it comes, on a thread, until the connection is shut.
     let mut held = TcpStream::connect(server.addr).expect("connect");
-    held.write_all(&grpc_web_request("Enumerate", &request_bytes(20, true)))
-        .unwrap();
+    held.write_all(&grpc_web_request(
+        "Enumerate",
+        &request_bytes(20, true),
+        &[],
+    ))
+    .unwrap();
     let mut reader = held.try_clone().unwrap();
     let drained = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
@@ -234,6 +250,7 @@ fn grpc_web_calls_pass_the_gate_and_stop_with_their_connection() {
         server.addr,
         "Count",
         &prost::Message::encode_to_vec(&common::count_request(8)),
+        &[],
     );
     assert_eq!(refused.status, Some(8), "{}", refused.head);
     assert!(refused.head.contains("--max-searches"), "{}", refused.head);
@@ -403,4 +420,44 @@ async fn no_web_leaves_a_grpc_only_port() {
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+}
+
+/// Over TLS, ALPN offers HTTP/1.1 besides h2: a client that speaks only HTTP/1.1 (a browser
+/// without HTTP/2) completes its handshake and gets the page's settings.
+#[tokio::test]
+async fn tls_offers_http1_for_the_page() {
+    use rustls_pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (dir, cert, server) = common::tls_server("web-tls");
+    let mut roots = rustls::RootCertStore::empty();
+    for der in rustls_pki_types::CertificateDer::pem_file_iter(&cert).expect("the certificate") {
+        roots.add(der.expect("a certificate")).expect("a root");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector
+        .connect(name, tcp)
+        .await
+        .expect("a TLS handshake offering only HTTP/1.1");
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+    tls.write_all(b"GET /settings.json HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    assert!(
+        answer.ends_with(r#"{"max_n":32,"tokens":false}"#),
+        "{answer}"
+    );
 }

@@ -6,8 +6,8 @@
 //! page loading, n = 8's 92 boards and 12 classes, the queen (0, 0) fixed leaving 4,
 //! attacked lines on hover, INVALID_ARGUMENT, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED,
 //! UNAUTHENTICATED and a server gone shown with their messages, Stop ending the search
-//! within 1 s (the server's CPU from /proc), n = 14 streamed to its end with the JS heap
-//! under 32 MiB (read over the DevTools protocol), saving as it streams, CORS from a page of
+//! within 1 s (the server's CPU from /proc), n = 14 streamed to its end and n = 16 for 3 s
+//! with the JS heap under 32 MiB (read over the DevTools protocol), saving as it streams, CORS from a page of
 //! another origin, and a screenshot of n = 8 that is not blank (kept as
 //! `target/tmp/web-n8.png`).
 

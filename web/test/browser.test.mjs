@@ -7,7 +7,8 @@
 //                            one naming another origin with --cors-origin)
 //   QUEENS_SCREENSHOT        where the n = 8 screenshot goes
 // Bounds stated and checked: the search stops within 1 s of Stop (its process's CPU read
-// from /proc); the page's JS heap stays under 32 MiB while n = 14 streams to its end.
+// from /proc); the page's JS heap stays under 32 MiB while n = 14 streams to its end and
+// while n = 16 streams for 3 s.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -215,6 +216,27 @@ test(`n = 14 streams to its end with the page's heap under ${HEAP_BOUND / 104857
       `(${Math.round(result.boards / result.seconds)} boards/s), peak JS heap ${(result.peakHeap / 1048576).toFixed(1)} MiB`,
   );
   assert.ok(result.peakHeap < HEAP_BOUND, `peak heap ${result.peakHeap} bytes`);
+  await page.close();
+});
+
+test(`n = 16 streams (3 s of it, then Stop) with the page's heap under ${HEAP_BOUND / 1048576} MiB`, async () => {
+  const page = await openPage(browser.context, url);
+  await setQuestion(page, 16);
+  const cdp = await page.context().newCDPSession(page);
+  await page.click("#start");
+  let peak = 0;
+  const until = Date.now() + 3000;
+  while (Date.now() < until) {
+    peak = Math.max(peak, (await cdp.send("Runtime.getHeapUsage")).usedSize);
+    await page.waitForTimeout(50);
+  }
+  const streamed = await status(page);
+  await page.click("#stop");
+  await page.waitForFunction(() => ["stopped", "done"].includes(document.getElementById("status").dataset.state));
+  console.log(`# measure n = 16: ${streamed.boards} boards in 3 s of streaming, peak JS heap ${(peak / 1048576).toFixed(1)} MiB`);
+  assert.ok(streamed.boards > 100000, `only ${streamed.boards} boards in 3 s`);
+  assert.equal(streamed.dropped, streamed.boards - 1000);
+  assert.ok(peak < HEAP_BOUND, `peak heap ${peak} bytes`);
   await page.close();
 });
 
