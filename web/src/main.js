@@ -41,10 +41,10 @@ let running = Promise.resolve();
 let controller = null;
 let ownCancelAt = -Infinity;
 
-/** Cancels the call in flight (if `cancel`) and returns a turn: `ready` resolves when the
- * calls before have ended; `release()` ends the turn. */
-function turn(cancel = true) {
-  if (cancel && controller) {
+/** Cancels the call in flight and returns a turn: `ready` resolves when the calls before
+ * have ended; `release()` ends the turn. */
+function turn() {
+  if (controller) {
     controller.abort();
     ownCancelAt = performance.now();
   }
@@ -90,7 +90,7 @@ class PageDeadline extends Error {}
  * says whether the page gave up; `end()` is called when the call is over.
  */
 function callOptions(signal, timeoutMs) {
-  const token = $("token").value.trim();
+  const token = typedToken();
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   if (timeoutMs === undefined) return { options: { signal, headers }, expired: () => false, end() {} };
   const ms = Math.max(1, Math.ceil(timeoutMs));
@@ -142,8 +142,16 @@ function typedN() {
   return n;
 }
 
+/** The token as typed: printable ASCII without spaces, as an HTTP header can carry it. */
+function typedToken() {
+  const token = $("token").value.trim();
+  if (/[^\x21-\x7e]/.test(token)) throw new Error("token: only printable ASCII, no spaces");
+  return token;
+}
+
 /** The question as the form has it. */
 function question() {
+  typedToken();
   const n = typedN();
   const queens = [...fixed.values()].filter((q) => q.row < n && q.column < n);
   return { n, fundamental: $("fundamental").checked, fixed: queens };
@@ -214,6 +222,15 @@ let streaming = false;
 /** The editor changed during a run: count again when it ends. */
 let recountAfterRun = false;
 
+/** The editor's last answer, for the progress bar of a run of the same question. */
+let lastCount = { key: "", answer: undefined };
+
+/** What a Count answers for: n and the fixed queens. */
+function countKey(q) {
+  const squares = q.fixed.map((f) => `${f.row},${f.column}`).sort();
+  return `${q.n}|${squares.join(";")}`;
+}
+
 /** Counts what is left of the question as the editor has it, and says so. */
 async function recount() {
   const out = $("completions");
@@ -236,6 +253,7 @@ async function recount() {
     const answer = await retryingOwnCancel(slot.signal, () =>
       count({ n: q.n, fixed: q.fixed }, slot.signal, EDITOR_DEADLINE_MS),
     );
+    lastCount = { key: countKey(q), answer };
     const solutions = answer.solutions;
     if (q.fixed.length === 0) {
       const classes = answer.fundamental === undefined ? "" : `, ${answer.fundamental.toLocaleString()} up to symmetry`;
@@ -247,7 +265,11 @@ async function recount() {
     }
     out.dataset.solutions = String(solutions);
   } catch (error) {
-    if (cancelled(error)) return;
+    if (cancelled(error)) {
+      // Cancelled by Start: counted again when the run ends.
+      if (streaming) recountAfterRun = true;
+      return;
+    }
     delete out.dataset.solutions;
     out.textContent = pastDeadline(error)
       ? `counting takes more than ${EDITOR_DEADLINE_MS / 1000} s here; Start still streams`
@@ -408,7 +430,9 @@ async function total(q, signal, left) {
   const runLeft = left() ?? Infinity;
   const budget = Math.min(TOTAL_DEADLINE_MS, runLeft);
   try {
-    const answer = await retryingOwnCancel(signal, () => count({ n: q.n, fixed: q.fixed }, signal, budget));
+    const known = lastCount.key === countKey(q) ? lastCount.answer : undefined;
+    const answer =
+      known ?? (await retryingOwnCancel(signal, () => count({ n: q.n, fixed: q.fixed }, signal, budget)));
     const value = q.fundamental ? answer.fundamental : answer.solutions;
     return value === undefined ? undefined : Number(value);
   } catch (error) {
@@ -419,8 +443,13 @@ async function total(q, signal, left) {
   }
 }
 
+/** The download link's object URL of the last save, let go when the next one comes. */
+let savedUrl;
+
 async function finishSave(save, state) {
   const box = $("saved");
+  if (savedUrl) URL.revokeObjectURL(savedUrl);
+  savedUrl = undefined;
   try {
     if (state === "error") {
       await save.abort();
@@ -430,6 +459,7 @@ async function finishSave(save, state) {
     box.replaceChildren();
     const what = `${file.bytes.toLocaleString()} bytes${state === "stopped" ? " (stopped early)" : ""}`;
     if (file.url) {
+      savedUrl = file.url;
       const link = document.createElement("a");
       link.href = file.url;
       link.download = file.name;
