@@ -12,6 +12,9 @@
 //!   admission, running counts, and the one mapping of errors to `Status`.
 //! - [`flight`]: the Arrow Flight service beside Queens: Enumerate questions as JSON
 //!   commands, their parts as endpoints, each part streamed as Arrow record batches.
+//! - [`web`]: the web side of the port: the page at `/` (embedded static files; the page
+//!   draws boards from `packed` records itself), gRPC-Web calls marked for tonic-web, CORS
+//!   for other origins' pages.
 //! - [`server`]: `run(listener, config, shutdown)`: the search pool, health, reflection,
 //!   bounded shutdown; the listener's connection limits and clocks, TLS (and client
 //!   certificates), bearer tokens, the bound on requests in flight.
@@ -49,6 +52,7 @@ pub mod service;
 pub mod solver;
 pub mod stream;
 pub mod sync;
+pub mod web;
 pub mod wire;
 
 /// Messages and service stubs generated from `proto/queens.proto` (package `queens.v1`).

@@ -48,7 +48,7 @@
 //! # The layers (bottom-up; see the notes the layout follows)
 //! `sync`, `solver`, `render`, `pb` are the leaves; `wire` (pb <-> solver conversions) may use
 //! them; `config` may use those; `stream` config and
-//! below; `service` stream and below; `flight` service and below; `server` flight and below. The client side (`client`,
+//! below; `service` stream and below; `flight` service and below; `web` flight and below; `server` web and below. The client side (`client`,
 //! `fanout`, `batch`) may use each other (without cycles) and `config` and below, never
 //! `stream`, `service` or `server`. `cli`, the binary's commands (flags, the serve command,
 //! the client commands' output), sits on top of both: it may use anything, and only the
@@ -62,8 +62,9 @@ use std::path::Path;
 const LIB: &str = "queens";
 
 /// The ranked layers, bottom first: each may use its own files and every layer before it.
-const LAYERS: [&str; 10] = [
-    "sync", "solver", "render", "pb", "wire", "config", "stream", "service", "flight", "server",
+const LAYERS: [&str; 11] = [
+    "sync", "solver", "render", "pb", "wire", "config", "stream", "service", "flight", "web",
+    "server",
 ];
 
 /// The client side: its modules may use each other and the layers up to [`CLIENT_SIDE_TOP`].

@@ -18,6 +18,7 @@ async fn each_call_is_one_json_line() {
     assert_eq!(line["level"], "INFO", "{line}");
     assert_eq!(line["target"], "queens::call", "{line}");
     assert_eq!(line["method"], "/queens.v1.Queens/Count", "{line}");
+    assert_eq!(line["protocol"], "grpc", "{line}");
     assert_eq!(line["code"], "Ok", "{line}");
     assert_eq!(line["client"], "127.0.0.1", "{line}");
     let peer: std::net::SocketAddr = line["peer"].as_str().unwrap().parse().expect("peer");

@@ -40,7 +40,7 @@ fn node_client_streams_counts_and_resumes() {
     let tls_dir = tools::target_dir().join(format!("node-tls-{}", std::process::id()));
     std::fs::create_dir_all(&tls_dir).expect("create the certificate folder");
     let (cert, key) = common::self_signed(&tls_dir);
-    let run = tools::run_bounded(
+    let passed = tools::node_test(
         Command::new("node")
             .arg("--test")
             .args(TEST_FILES)
@@ -53,20 +53,5 @@ fn node_client_streams_counts_and_resumes() {
         Duration::from_secs(600),
     );
     let _ = std::fs::remove_dir_all(&tls_dir);
-    let count = |label: &str| {
-        run.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("# {label} ")))
-            .and_then(|n| n.trim().parse::<u32>().ok())
-    };
-    assert!(
-        run.success()
-            && count("pass").is_some_and(|n| n > 0)
-            && count("fail") == Some(0)
-            && count("skipped") == Some(0),
-        "node --test: exit {}\n{}",
-        run.code(),
-        run.output()
-    );
-    eprintln!("node --test: {} passed", count("pass").unwrap_or(0));
+    eprintln!("node --test: {passed} passed");
 }

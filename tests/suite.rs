@@ -32,6 +32,7 @@ mod service;
 mod threads;
 mod tls;
 mod traces;
+mod web;
 
 #[cfg(feature = "system-tests")]
 mod system;

@@ -3,8 +3,8 @@
 //! `--otlp-endpoint` pointing at it, exports one span per call. A call carrying a W3C
 //! `traceparent` arrives as a child span of that trace, named after the method, with the
 //! gRPC attributes, and the call's JSON log line carries the same trace id; a call without
-//! one starts a trace of its own; and without an exporter the log line still names the
-//! caller's trace.
+//! one starts a trace of its own; a gRPC-Web call is traced the same; and without an
+//! exporter the log line still names the caller's trace.
 
 use crate::common;
 
@@ -172,6 +172,36 @@ async fn a_traced_call_arrives_as_a_child_span_of_its_trace() {
         attribute(&span, "rpc.grpc.status_code"),
         Some(Value::IntValue(tonic::Code::InvalidArgument as i64))
     );
+}
+
+/// A gRPC-Web call (HTTP/1.0, as from a page) is a span like any call: of its caller's trace,
+/// with its status; its log line names the trace and the protocol.
+#[tokio::test]
+async fn a_grpc_web_call_is_a_span_too() {
+    let (server, mut spans) = traced_server().await;
+    let traceparent = format!("00-{TRACE_ID}-{PARENT_SPAN_ID}-01");
+    let addr = server.addr;
+    let answer = tokio::task::spawn_blocking(move || {
+        crate::web::grpc_web_call(
+            addr,
+            "Count",
+            &prost::Message::encode_to_vec(&count_request(8)),
+            &[("traceparent", &traceparent)],
+        )
+    })
+    .await
+    .expect("the call's thread");
+    assert_eq!(answer.status, Some(0), "{}", answer.head);
+    let (_, span) = span_named(&mut spans, "queens.v1.Queens/Count").await;
+    assert_eq!(hex(&span.trace_id), TRACE_ID);
+    assert_eq!(hex(&span.parent_span_id), PARENT_SPAN_ID);
+    assert_eq!(
+        attribute(&span, "rpc.grpc.status_code"),
+        Some(Value::IntValue(0))
+    );
+    let line = server.next_log("call");
+    assert_eq!(line["protocol"], "grpc-web", "{line}");
+    assert_eq!(line["trace_id"], TRACE_ID, "{line}");
 }
 
 /// A call without `traceparent` starts a trace of its own, the one its log line names.

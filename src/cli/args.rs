@@ -98,6 +98,15 @@ pub struct ServeArgs {
     /// none: a part is fetched from the server that was asked].
     #[arg(long, value_name = "URI", value_parser = flight_location)]
     pub advertise: Vec<String>,
+    /// Serve neither the page at / nor gRPC-Web, and accept HTTP/2 only: a port for gRPC
+    /// clients alone [default: the page, gRPC-Web and HTTP/1.1 are served].
+    #[arg(long)]
+    pub no_web: bool,
+    /// Let pages of this origin (scheme://host[:port], or * for any) call the service with
+    /// gRPC-Web: answers the browser's preflight and exposes grpc-status and grpc-message
+    /// (repeat for more origins) [default: none; the server's own page needs none].
+    #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
+    pub cors_origin: Vec<String>,
 }
 
 /// A Flight location: `grpc://`, `grpc+tcp://` or `grpc+tls://` and a `HOST:PORT`.

@@ -60,6 +60,8 @@ impl ServeArgs {
             metrics_addr: self.metrics_addr,
             otlp_endpoint: self.otlp_endpoint.clone(),
             advertise: self.advertise.clone(),
+            web: !self.no_web,
+            cors_origins: self.cors_origin.clone(),
             ..defaults
         })
     }

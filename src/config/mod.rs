@@ -228,6 +228,12 @@ pub struct Config {
     /// Flight locations (`grpc://HOST:PORT`, `grpc+tls://HOST:PORT`) handed out with the
     /// parts of a question, round-robin; none: parts are fetched from the server asked.
     pub advertise: Vec<String>,
+    /// The web side of the port: the page at `/`, gRPC-Web and HTTP/1.1 (`--no-web` turns
+    /// all three off, leaving gRPC over HTTP/2 only).
+    pub web: bool,
+    /// Origins (`scheme://host[:port]`, or `*` for any) whose pages may call the service
+    /// with gRPC-Web (CORS); none: only the server's own page.
+    pub cors_origins: Vec<String>,
 }
 
 impl Config {
@@ -358,6 +364,8 @@ impl Default for Config {
             otlp_endpoint: None,
             flight_batch_bytes: FLIGHT_BATCH_BYTES,
             advertise: Vec::new(),
+            web: true,
+            cors_origins: Vec::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The gate every request passes before it reaches a service: the server-wide bound on
 //! requests in flight (`--max-requests`) and each client's share of it
 //! (`--max-requests-per-client`), the caller's identity (`auth.rs`), the call's log
-//! line, metrics and span, and the per-call extensions the service reads (the types are the
+//! line (with its protocol: gRPC, or gRPC-Web as the web side marked it), metrics and span,
+//! and the per-call extensions the service reads (the types are the
 //! service's: `ClientId`, `Arrived`, `CallNote`). Each request counts as an open stream of its
 //! connection until its response body ends.
 //!
@@ -12,6 +13,7 @@ use super::auth;
 use super::listen::{ConnInfo, StreamGuard};
 use crate::config::Tokens;
 use crate::service::{Arrived, CallNote, ClientId, Share, Shares};
+use crate::web::GrpcWeb;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -80,6 +82,8 @@ struct Held {
 /// What the log line of one call says (written at INFO when the call ends).
 struct CallLog {
     method: String,
+    /// `grpc`, or `grpc-web` for a call the web side marked.
+    protocol: &'static str,
     peer: Option<std::net::SocketAddr>,
     client: ClientId,
     started: std::time::Instant,
@@ -128,6 +132,7 @@ impl Drop for CallLog {
         tracing::info!(
             target: "queens::call",
             method = %self.method,
+            protocol = self.protocol,
             peer = %self.peer.map_or("-".to_string(), |p| p.to_string()),
             client = %self.client,
             code = ?code,
@@ -160,6 +165,10 @@ where
             .extensions_mut()
             .insert(Arrived(std::time::Instant::now()));
         let conn = request.extensions().get::<ConnInfo>().cloned();
+        let protocol = match request.extensions().get::<GrpcWeb>() {
+            Some(GrpcWeb) => "grpc-web",
+            None => "grpc",
+        };
         let labels = super::metrics::labels(request.uri().path());
         super::metrics::started(&labels);
         // Counted first: even a refused request is an open stream until its answer is sent.
@@ -180,6 +189,7 @@ where
                 tracing::info!(
                     target: "queens::call",
                     method = request.uri().path(),
+                    protocol,
                     peer = %conn.as_ref().map_or("-".to_string(), |c| c.remote.to_string()),
                     code = ?status.code(),
                     "refused: {}",
@@ -210,6 +220,7 @@ where
         let span = super::traces::call_span(&labels, request.headers());
         let log = CallLog {
             method: request.uri().path().to_string(),
+            protocol,
             peer: conn.as_ref().map(|c| c.remote),
             client: client.clone(),
             started: std::time::Instant::now(),

@@ -3,8 +3,9 @@
 //! One task accepts: past `--max-connections` a new connection is closed at once; at the fd
 //! limit (or out of memory for sockets) it backs off, 10 ms doubling to 1 s, instead of
 //! retrying at full speed. Each accepted connection gets its TLS handshake (when TLS is on)
-//! and then its HTTP/2 preface within `--preface-timeout`, and is closed once it has had no
-//! open stream for `--idle-timeout`. [`Conn`] carries that per-connection state
+//! and then its opening within `--preface-timeout`: the HTTP/2 preface, or, where HTTP/1.1
+//! is accepted (the web side), the whole head of its first request; it is closed once it has
+//! had no open stream for `--idle-timeout` (an HTTP/1.1 connection between requests too). [`Conn`] carries that per-connection state
 //! ([`ConnInfo`]); `gate.rs` counts the open streams into it.
 //!
 //! Not here: HTTP/2 itself (hyper, configured in `mod.rs`), which calls are allowed
@@ -27,8 +28,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_stream::wrappers::ReceiverStream;
 
-/// Bytes of the HTTP/2 client preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`).
-const PREFACE_LEN: usize = 24;
+/// The HTTP/2 client preface.
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// First and longest pause of the accept loop when the process is out of file descriptors.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
@@ -39,8 +40,11 @@ const BACKOFF: (Duration, Duration) = (Duration::from_millis(10), Duration::from
 pub(super) struct ListenerSettings {
     /// Connections open at once.
     pub max_connections: usize,
-    /// Time for the TLS handshake and, after it, the HTTP/2 preface.
+    /// Time for the TLS handshake and, after it, the HTTP/2 preface (or an HTTP/1.1
+    /// request's head).
     pub preface_timeout: Duration,
+    /// HTTP/1.1 is accepted besides HTTP/2.
+    pub http1: bool,
     /// Time a connection may have no open stream.
     pub idle_timeout: Duration,
     /// Age at which a connection is closed, streams or not (`--max-connection-age` and a
@@ -211,7 +215,10 @@ async fn handshake(
             certificate,
             state,
         },
-        preface: Some((PREFACE_LEN, Box::pin(tokio::time::sleep_until(deadline)))),
+        preface: Some((
+            Opening::new(settings.http1),
+            Box::pin(tokio::time::sleep_until(deadline)),
+        )),
         idle_timeout: settings.idle_timeout,
         idle: Box::pin(tokio::time::sleep(settings.idle_timeout)),
         too_old: settings
@@ -220,6 +227,57 @@ async fn handshake(
         _slot: slot,
         closed: settings.closed.clone(),
     })
+}
+
+/// What a connection has sent of its opening: the HTTP/2 preface, or (where HTTP/1.1 is
+/// accepted) the head of an HTTP/1.1 request, up to its empty line. Either must be complete
+/// within the preface timeout, so a client that trickles its request line or headers is
+/// closed like one that trickles the preface.
+#[derive(Debug)]
+struct Opening {
+    /// HTTP/1.1 is accepted.
+    http1: bool,
+    /// Bytes seen so far.
+    seen: usize,
+    /// Of them, the leading bytes that match the HTTP/2 preface.
+    matched: usize,
+    /// The last four bytes seen (the end of a request head is `\r\n\r\n`).
+    tail: u32,
+}
+
+impl Opening {
+    fn new(http1: bool) -> Opening {
+        Opening {
+            http1,
+            seen: 0,
+            matched: 0,
+            tail: 0,
+        }
+    }
+
+    /// Takes the next bytes read; true once the opening is complete. Without HTTP/1.1 any
+    /// 24 bytes complete it (hyper checks them); with it, the bytes decide: the preface, or
+    /// a request head.
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &byte in bytes {
+            if self.matched == self.seen && PREFACE.get(self.seen) == Some(&byte) {
+                self.matched += 1;
+            }
+            self.seen += 1;
+            self.tail = (self.tail << 8) | u32::from(byte);
+            if self.matched == PREFACE.len() {
+                return true;
+            }
+            let http2 = self.matched == self.seen;
+            if !self.http1 && self.seen >= PREFACE.len() {
+                return true;
+            }
+            if self.http1 && !http2 && (self.tail == 0x0d0a_0d0a || self.tail & 0xffff == 0x0a0a) {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// A short stable name for a client certificate: 64 bits of a hash of its DER bytes, in hex.
@@ -240,8 +298,8 @@ enum Io {
 pub(super) struct Conn {
     io: Io,
     info: ConnInfo,
-    /// Preface bytes still to come, and when they must have come.
-    preface: Option<(usize, Pin<Box<Sleep>>)>,
+    /// The opening as far as it has come, and when it must be complete.
+    preface: Option<(Opening, Pin<Box<Sleep>>)>,
     idle_timeout: Duration,
     /// Fires `idle_timeout` after the connection's last stream ended.
     idle: Pin<Box<Sleep>>,
@@ -268,7 +326,7 @@ impl Conn {
         {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                "no HTTP/2 preface in time",
+                "no HTTP/2 preface or HTTP/1.1 request head in time",
             ));
         }
         if let Some(old) = &mut self.too_old
@@ -309,12 +367,10 @@ impl AsyncRead for Conn {
             Io::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
         };
         if let Poll::Ready(Ok(())) = read {
-            let got = buf.filled().len() - before;
-            if let Some((left, _)) = &mut this.preface {
-                *left = left.saturating_sub(got);
-                if *left == 0 {
-                    this.preface = None;
-                }
+            if let Some((opening, _)) = &mut this.preface
+                && opening.feed(&buf.filled()[before..])
+            {
+                this.preface = None;
             }
             return Poll::Ready(Ok(()));
         }
@@ -375,5 +431,44 @@ impl tonic::transport::server::Connected for Conn {
 
     fn connect_info(&self) -> ConnInfo {
         self.info.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `bytes` in pieces of `step`; true once the opening is complete.
+    fn complete(http1: bool, bytes: &[u8], step: usize) -> bool {
+        let mut opening = Opening::new(http1);
+        bytes.chunks(step).any(|piece| opening.feed(piece))
+    }
+
+    #[test]
+    fn an_opening_is_the_preface_or_a_request_head() {
+        for http1 in [false, true] {
+            for step in [1, 5, 100] {
+                assert!(complete(http1, PREFACE, step));
+                assert!(!complete(http1, &PREFACE[..23], step));
+                assert!(!complete(http1, &PREFACE[..12], step));
+            }
+        }
+        let head = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        for step in [1, 3, 100] {
+            assert!(complete(true, head, step));
+            // The request line alone, or a head without its empty line, is not enough.
+            assert!(!complete(true, b"GET / HTTP/1.1\r\n", step));
+            assert!(!complete(true, &head[..head.len() - 2], step));
+            assert!(complete(true, b"GET / HTTP/1.0\n\n", step));
+        }
+        // Without HTTP/1.1, any 24 bytes complete it (hyper refuses what is not a preface).
+        assert!(complete(false, &head[..24], 1));
+        assert!(!complete(false, &head[..23], 1));
+        // A POST starts like the preface and then is not one.
+        assert!(complete(
+            true,
+            b"POST /queens.v1.Queens/Count HTTP/1.1\r\nHost: x\r\n\r\n",
+            2
+        ));
     }
 }

@@ -17,7 +17,8 @@
 //! - `logs.rs`: where log lines go and in what form; `metrics.rs`: the Prometheus exporter
 //!   and the gRPC metrics the gate records; `traces.rs`: the call spans, `traceparent`, the
 //!   OTLP exporter.
-//! - here: HTTP/2 settings, the services, shutdown, the open-file limit.
+//! - here: HTTP settings, the layers every request passes (the web side, gRPC-Web, the
+//!   gate), the services, shutdown, the open-file limit.
 
 mod auth;
 mod gate;
@@ -78,6 +79,7 @@ async fn serve_until(
         Some(pem) => Some(tokio_rustls::TlsAcceptor::from(tls::server_config(
             pem,
             config.client_ca.as_deref(),
+            config.web,
         )?)),
         None => None,
     };
@@ -87,17 +89,26 @@ async fn serve_until(
         // tonic passes none of these unless asked, which switches off h2's own limits.
         .max_concurrent_streams(Some(config.max_streams_per_connection))
         .http2_max_local_error_reset_streams(Some(crate::config::MAX_LOCAL_RESETS))
-        .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS));
+        .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
+        // Browsers speak HTTP/1.1 to a plaintext port: the page and its gRPC-Web calls need
+        // it. The listener holds an HTTP/1.1 connection to the same clocks as an HTTP/2 one.
+        .accept_http1(config.web);
     if let Some(age) = config.max_connection_age {
         // GOAWAY at that age; the listener closes the connection a grace later (tonic's own
         // grace would skip the GOAWAY and only close).
         builder = builder.max_connection_age(age);
     }
-    let mut builder = builder.layer(gate::GateLayer::new(
-        config.tokens.clone(),
-        config.max_requests,
-        config.requests_per_client(),
-    ));
+    // Outermost first: the page's files and CORS preflights are answered before anything
+    // else; gRPC-Web calls are then translated to gRPC, so that the gate sees every call
+    // alike (tokens, limits, its status for the log line and metrics).
+    let mut builder = builder
+        .layer(crate::web::WebLayer::new(&config))
+        .layer(tonic_web::GrpcWebLayer::new())
+        .layer(gate::GateLayer::new(
+            config.tokens.clone(),
+            config.max_requests,
+            config.requests_per_client(),
+        ));
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<QueensServer<QueensService>>().await;
     health
@@ -130,6 +141,7 @@ async fn serve_until(
                 .max_connection_age
                 .map(|age| age.saturating_add(config.shutdown_grace)),
             keepalive: config.keepalive_interval,
+            http1: config.web,
             tls,
             closed: closed.clone(),
         },

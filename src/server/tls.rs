@@ -28,11 +28,13 @@ pub enum TlsError {
     ClientCa(#[from] rustls::server::VerifierBuilderError),
 }
 
-/// The server's TLS configuration (HTTP/2 by ALPN); with `client_ca`, every client must
-/// present a certificate that CA signed.
+/// The server's TLS configuration (HTTP/2 by ALPN, and HTTP/1.1 when `http1`, for browsers
+/// that have no HTTP/2); with `client_ca`, every client must present a certificate that CA
+/// signed.
 pub fn server_config(
     pem: &TlsPem,
     client_ca: Option<&[u8]>,
+    http1: bool,
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let pem_error = |what| move |source| TlsError::Pem { what, source };
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem.cert)
@@ -57,5 +59,8 @@ pub fn server_config(
         None => builder.with_no_client_auth().with_single_cert(chain, key)?,
     };
     config.alpn_protocols = vec![b"h2".to_vec()];
+    if http1 {
+        config.alpn_protocols.push(b"http/1.1".to_vec());
+    }
     Ok(Arc::new(config))
 }

@@ -181,6 +181,16 @@ impl Drop for ServerProcess {
     }
 }
 
+/// `queens serve --auth-tokens FILE` plus `args`, FILE holding the one token `token` (named
+/// `name`; written under `<target>/tmp` and removed once the server has read it).
+pub fn token_server(name: &str, token: &str, args: &[&str]) -> ServerProcess {
+    let file = crate::tools::scratch_dir().join(format!("{name}-tokens-{}", std::process::id()));
+    std::fs::write(&file, format!("{name} {token}\n")).expect("write the tokens file");
+    let server = ServerProcess::start(&[&["--auth-tokens", file.to_str().unwrap()], args].concat());
+    let _ = std::fs::remove_file(&file);
+    server
+}
+
 /// Opens an Enumerate stream of the n×n board (`compact` or with rows).
 pub async fn open_stream(
     client: &mut queens::client::Client,

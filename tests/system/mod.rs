@@ -14,8 +14,10 @@
 //! - `flight`: the Arrow Flight service read by pyarrow, polars and DuckDB (`examples/flight`:
 //!   PyPI's wheels, about 100 MB, are why it is here);
 //! - `soak`: `queens-load soak` for 2 minutes (it needs nothing beyond the suite; it is here
-//!   for its time).
+//!   for its time);
+//! - `browser`: the page in headless Chromium (Debian's `chromium`, driven by playwright-core).
 
+mod browser;
 mod contract;
 mod deploy_image;
 mod deploy_slurm;

@@ -6,7 +6,8 @@
 //!   pinned requirements and pytest. Its marker file holds the pins it was made from; a
 //!   change of pins makes a fresh one.
 //! - `node_modules()`: `npm ci` of `examples/node`'s packages under `<target>/tools/node`,
-//!   redone when its lock file changes.
+//!   redone when its lock file changes; `web_modules()` the same of `web/`'s (the page's
+//!   build tools and the browser driver) under `<target>/tools/web`.
 //!
 //! Each install runs at most once per test process (`OnceLock`) and under an exclusive lock
 //! on `<target>/tools/install.lock`, so tests of one binary, and test binaries or `cargo test`
@@ -235,14 +236,26 @@ fn venv_with(venv: &Path, pins: &str, ready: &str, pip_args: &[OsString]) -> Pat
 /// `require`s find them through `NODE_PATH`.
 pub fn node_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| exclusively(install_node))
+    DIR.get_or_init(|| exclusively(|| npm_ci("examples/node", "node")))
 }
 
-fn install_node() -> PathBuf {
-    let example = repo().join("examples/node");
-    let dir = tools_dir().join("node");
+/// The `node_modules` of the page's pinned tools and libraries (`web/package-lock.json`:
+/// buf, protoc-gen-es, Connect, esbuild, playwright-core), installed like
+/// [`node_modules`] under `<target>/tools/web`; `web/build.mjs` finds them through
+/// `QUEENS_WEB_MODULES`.
+pub fn web_modules() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| exclusively(|| npm_ci("web", "web")))
+}
+
+/// `npm ci` of the packages of the repository's folder `source`, from copies of its
+/// `package.json` and lock file in `<target>/tools/<name>` (redone when the lock file
+/// changes); returns that `node_modules`.
+fn npm_ci(source: &str, name: &str) -> PathBuf {
+    let from = repo().join(source);
+    let dir = tools_dir().join(name);
     let modules = dir.join("node_modules");
-    let pins = fs::read_to_string(example.join("package-lock.json")).expect("package-lock.json");
+    let pins = fs::read_to_string(from.join("package-lock.json")).expect("package-lock.json");
     let marker = dir.join("queens-lock.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
         && modules.join(".package-lock.json").exists()
@@ -252,18 +265,47 @@ fn install_node() -> PathBuf {
     if dir.exists() {
         fs::remove_dir_all(&dir).expect("remove the old node packages");
     }
-    fs::create_dir_all(&dir).expect("create <target>/tools/node");
+    fs::create_dir_all(&dir).expect("create the node packages' folder");
     for file in ["package.json", "package-lock.json"] {
-        fs::copy(example.join(file), dir.join(file)).expect("copy the example's package files");
+        fs::copy(from.join(file), dir.join(file)).expect("copy the package files");
     }
     install_step(
-        "npm ci for examples/node",
+        &format!("npm ci for {source}"),
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
             .current_dir(&dir),
     );
     fs::write(&marker, pins).expect("write the node marker");
     modules
+}
+
+/// Runs a `node --test` command within `limit` and asserts that it passed: exit 0, some tests
+/// passed, none failed or was skipped. Echoes its `# measure ...` lines (figures a test
+/// reports) on stderr; returns how many tests passed.
+pub fn node_test(command: &mut Command, limit: Duration) -> u32 {
+    let run = run_bounded(command, limit);
+    let count = |label: &str| {
+        run.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# {label} ")))
+            .and_then(|n| n.trim().parse::<u32>().ok())
+    };
+    let mut measured = std::collections::BTreeSet::new();
+    for line in run.stdout.lines().filter(|l| l.contains("# measure ")) {
+        if measured.insert(line.trim()) {
+            eprintln!("{}", line.trim());
+        }
+    }
+    assert!(
+        run.success()
+            && count("pass").is_some_and(|n| n > 0)
+            && count("fail") == Some(0)
+            && count("skipped") == Some(0),
+        "{command:?}: exit {}\n{}",
+        run.code(),
+        run.output()
+    );
+    count("pass").unwrap_or(0)
 }
 
 /// PATH with `dir` first.
