@@ -62,7 +62,7 @@ enum Mode {
     },
     /// Mixed, partly hostile calls for `seconds`, every answer checked; samples the server
     /// `--pid` from /proc. Exit 1 on a wrong answer, an unexpected status, or growth of more
-    /// than 10 % from the warm-up sample to the end.
+    /// than 10 % (and 16 MiB of RSS) from the warm-up sample to the end.
     Soak {
         /// How long to run.
         #[arg(long, default_value_t = 120.0)]
