@@ -22,11 +22,18 @@
 //! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
 //! takes over an hour of CPU.
 //!
-//! `QUEENS_BENCH_SHARDS` adds one line at the end: the CPU time of a count's K shards run
-//! one after another (each a count of its own, as `queens count N --local --shard I/K` runs
-//! them) over the whole count's, for K = 16 and 256, the shards' sum checked against the
-//! whole. Its value is the board size (e.g. `QUEENS_BENCH_SHARDS=19`), or any other non-empty
-//! value but `0` for the largest size benched.
+//! `QUEENS_BENCH_SHARDS` adds two lines at the end: the CPU time of a count's K shards run
+//! one after another over the whole count's, for K = 16 and 256, the shards' sum checked
+//! against the whole; first in this process (each shard a count of its own on the same pool),
+//! then as a user runs them, each a process of the `queens` binary
+//! (`queens count N --local --shard I/K --json`, the whole as `--shard 0/1`). Each line runs
+//! `QUEENS_BENCH_REPEAT` rounds; a round counts, for each K, the whole and right after it the
+//! K shards, and the line prints the median round's ratio and every round's: on a 2-core
+//! virtual machine the same processes' CPU time drifted by up to half from one minute to the
+//! next (an empty shard of n = 19 took 13 to 21 ms), which a ratio of neighbouring runs
+//! cancels and times from different minutes do not. Its value is the board size (e.g.
+//! `QUEENS_BENCH_SHARDS=19`), or any other non-empty value but `0` for the largest size
+//! benched.
 //!
 //! `cargo bench --bench count` runs n = 15 to 18; `cargo bench --bench count -- 19 20` adds the
 //! big rows. Pick sizes with arguments or the `QUEENS_BENCH_N` variable (comma-separated), e.g.
@@ -106,7 +113,8 @@ fn main() {
         row(n, &setup, &pools);
     }
     if let Some(n) = shards_size(&sizes) {
-        shard_overhead(n, &pools.1);
+        shard_overhead(n, &pools.1, setup.repeat);
+        shard_processes(n, setup.repeat);
     }
 }
 
@@ -128,34 +136,94 @@ fn shards_size(sizes: &[u32]) -> Option<u32> {
         .or_else(|| sizes.iter().copied().max())
 }
 
-/// Prints the CPU time of the K shards of size `n` run one after another on `pool` over the
-/// whole count's, for each K of [`SHARD_SPLITS`]; the shards must add up to the whole.
-fn shard_overhead(n: u32, pool: &Pool) {
-    let whole = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
-    let (expected, _, whole_cpu) = timed(|| counted(&whole, pool));
-    let mut line = format!("n = {n} shards: whole {:.3}s cpu", whole_cpu.as_secs_f64());
-    for k in SHARD_SPLITS {
-        let (parts, _, cpu) = timed(|| {
-            (0..k)
-                .map(|index| {
-                    let shard = Shard { index, count: k };
-                    let part = Problem::new(n, &[], false, shard).expect("a valid shard");
-                    counted(&part, pool)
-                })
-                .collect::<Vec<_>>()
-        });
-        let total = Counts::whole(parts).expect("the parts of one count");
-        assert_eq!(
-            total, expected,
-            "n = {n}: {k} shards do not add up to the whole"
-        );
+/// The CPU times of one round of a shard line: for each K of [`SHARD_SPLITS`], the whole
+/// count's and, right after it, the K shards'.
+type Round = [(Duration, Duration); SHARD_SPLITS.len()];
+
+/// Prints a shard line from `rounds` rounds, whose ratios compare neighbouring runs: per K,
+/// the median round's ratio of the K shards' CPU over the whole's, with that round's times
+/// and every round's ratio.
+fn print_shard_line(label: &str, rounds: &[Round]) {
+    let mut line = format!("{label}:");
+    for (i, k) in SHARD_SPLITS.iter().enumerate() {
+        let ratio = |r: &Round| r[i].1.as_secs_f64() / r[i].0.as_secs_f64();
+        let mut sorted: Vec<&Round> = rounds.iter().collect();
+        sorted.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+        let median = sorted[sorted.len() / 2];
+        let all: Vec<String> = rounds.iter().map(|r| format!("{:.3}", ratio(r))).collect();
         line += &format!(
-            ", {k} shards {:.3}s cpu ({:.3}x)",
-            cpu.as_secs_f64(),
-            cpu.as_secs_f64() / whole_cpu.as_secs_f64()
+            " {k} shards {:.3}s cpu against whole {:.3}s ({:.3}x; rounds {});",
+            median[i].1.as_secs_f64(),
+            median[i].0.as_secs_f64(),
+            ratio(median),
+            all.join(" ")
         );
     }
-    println!("{line}");
+    println!("{}", line.trim_end_matches(';'));
+}
+
+/// Prints the CPU time of the K shards of size `n` run one after another on `pool` over the
+/// whole count's, for each K of [`SHARD_SPLITS`], in `rounds` rounds; the shards must add up
+/// to the whole.
+fn shard_overhead(n: u32, pool: &Pool, rounds: usize) {
+    let whole = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
+    let round = || {
+        SHARD_SPLITS.map(|k| {
+            let (expected, _, whole_cpu) = timed(|| counted(&whole, pool));
+            let (parts, _, cpu) = timed(|| {
+                (0..k)
+                    .map(|index| {
+                        let shard = Shard { index, count: k };
+                        let part = Problem::new(n, &[], false, shard).expect("a valid shard");
+                        counted(&part, pool)
+                    })
+                    .collect::<Vec<_>>()
+            });
+            let total = Counts::whole(parts).expect("the parts of one count");
+            assert_eq!(
+                total, expected,
+                "n = {n}: {k} shards do not add up to the whole"
+            );
+            (whole_cpu, cpu)
+        })
+    };
+    let rounds: Vec<Round> = (0..rounds).map(|_| round()).collect();
+    print_shard_line(&format!("n = {n} shards in this process"), &rounds);
+}
+
+/// Prints the CPU time of the K shards of size `n` run one after another as processes, as a
+/// user runs them (`queens count N --local --shard I/K --json`, CPU from `wait4`), over the
+/// whole count's as one such process (`--shard 0/1`), for each K of [`SHARD_SPLITS`], in
+/// `rounds` rounds; the shards' lines must add up to the whole's.
+fn shard_processes(n: u32, rounds: usize) {
+    let exe = env!("CARGO_BIN_EXE_queens");
+    let run = |index: u32, k: u32| {
+        let command = format!("exec '{exe}' count {{n}} --local --shard {index}/{k} --json");
+        let run = run_peer(&command, n);
+        let line: serde_json::Value = serde_json::from_str(run.output.trim())
+            .unwrap_or_else(|e| panic!("`{command}` printed no JSON line ({e}): {}", run.output));
+        let field = |name: &str| line.get(name).and_then(serde_json::Value::as_u64);
+        let counts = Counts {
+            solutions: field("solutions").expect("solutions"),
+            fundamental: field("fundamental"),
+            turn_fixed: field("turn_fixed"),
+        };
+        (counts, run.cpu)
+    };
+    let round = || {
+        SHARD_SPLITS.map(|k| {
+            let (expected, whole_cpu) = run(0, 1);
+            let (parts, cpu): (Vec<Counts>, Vec<Duration>) = (0..k).map(|i| run(i, k)).unzip();
+            let total = Counts::whole(parts).expect("the parts of one count");
+            assert_eq!(
+                total, expected,
+                "n = {n}: {k} shard processes do not add up to the whole"
+            );
+            (whole_cpu, cpu.into_iter().sum())
+        })
+    };
+    let rounds: Vec<Round> = (0..rounds).map(|_| round()).collect();
+    print_shard_line(&format!("n = {n} shards as processes"), &rounds);
 }
 
 /// A number from the environment variable `name`, if set and valid.

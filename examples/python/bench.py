@@ -2,7 +2,7 @@
 """Measures the client end to end against a running server, next to `count-ref -e N | cat`.
 
     .venv/bin/python bench.py [--addr HOST:PORT] [--n 16] [--rounds 3] [--batch B ...]
-                              [--modes numpy,npy,text,boards,replay] [--boards-rounds 1]
+                              [--modes numpy,npy,text,boards,replay,flight] [--boards-rounds 1]
                               [--count-ref PATH] [--server-pid PID]
 
 Each round times, one after the other on the same machine, `count-ref -e N | cat >
