@@ -454,8 +454,9 @@ async fn deployment_args_start_a_server_that_answers_the_probes() {
 }
 
 /// The Job is Indexed with as many completions as `--shards`, counts `--local`, and its args
-/// with n = 12, run once per completion index (`JOB_COMPLETION_INDEX`, as Kubernetes sets
-/// it), print lines that `queens sum` adds up to 14,200 over all the shards.
+/// with n = 16, run once per completion index (`JOB_COMPLETION_INDEX`, as Kubernetes sets
+/// it), print lines that `queens sum` adds up to 14,772,512 (1,846,955 classes) over all the
+/// shards.
 #[test]
 fn job_args_count_every_shard_once() {
     let job = only("Job");
@@ -480,7 +481,8 @@ fn job_args_count_every_shard_once() {
         .iter()
         .position(|a| a.parse::<u32>().is_ok())
         .expect("the board size in the args");
-    small[n] = "12".into();
+    // n = 16: the smallest board whose shards count on the join, as the Job's n = 20 does.
+    small[n] = "16".into();
     let dir = tools::target_dir().join("deploy-manifests");
     std::fs::create_dir_all(&dir).expect("create target/deploy-manifests");
     let lines = dir.join("count-job.jsonl");
@@ -506,5 +508,6 @@ fn job_args_count_every_shard_once() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("solutions: 14200\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("solutions: 14772512\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("fundamental: 1846955\n"), "{}", run.stdout);
 }

@@ -512,7 +512,7 @@ fn check_run(cluster: &Cluster, out: &Path, count: &str, sum: &str) {
 }
 
 #[test]
-fn slurm_array_counts_n15_exactly_also_with_a_task_requeued_mid_run() {
+fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
     let started = Instant::now();
     let cluster = Cluster::start();
     let queens = Path::new(env!("CARGO_BIN_EXE_queens"));
