@@ -508,6 +508,14 @@ fn job_args_count_every_shard_once() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("solutions: 14772512\n"), "{}", run.stdout);
-    assert!(run.stdout.contains("fundamental: 1846955\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("solutions: 14772512\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("fundamental: 1846955\n"),
+        "{}",
+        run.stdout
+    );
 }
