@@ -209,10 +209,10 @@ def main() -> None:
             rate = boards / run.seconds
             ratio = reference / run.seconds
             results.setdefault(line, []).append((rate, ratio))
-            server = f", server {run.server:5.1f} CPU-s" if args.server_pid else ""
+            server = f", server {run.server:5.2f} CPU-s" if args.server_pid else ""
             print(
                 f"  {line:<30} {run.seconds:6.2f} s {rate / 1e6:6.2f} M boards/s "
-                f"{ratio:5.2f}x count-ref  (client {run.cpu:5.1f} CPU-s{server})",
+                f"{ratio:5.2f}x count-ref  (client {run.cpu:5.2f} CPU-s{server})",
                 flush=True,
             )
 
