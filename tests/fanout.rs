@@ -196,8 +196,9 @@ fn shard_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// `enumerate --out DIR` SIGKILLed 20 times at seeded moments (20-200 ms after its start,
-/// so that the kills fall inside the job: its uninterrupted run takes about 3 s here),
+/// `enumerate --out DIR` SIGKILLed 20 times at seeded moments (1 % to 6 % of the
+/// uninterrupted run's time after each start, so that the 20 kills fall inside the job on
+/// a fast machine as on a slow one; the test checks that the job was unfinished at the last),
 /// rerun each time: after every kill each shard file is a prefix of the uninterrupted run's
 /// (so its complete lines are that run's records, in order, none twice; a kill may leave a
 /// partial last line, which the next run cuts off before it appends), a shard the manifest
@@ -232,7 +233,8 @@ fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
         ok && out.starts_with(&format!("boards: {} ", A000170[14])),
         "{out}{err}"
     );
-    println!("uninterrupted: {:.2?}", started.elapsed());
+    let uninterrupted = started.elapsed();
+    println!("uninterrupted: {uninterrupted:.2?}");
     let reference = shard_files(&whole);
     assert_eq!(reference.len(), 64);
     let (mut seed, mut torn, mut done_seen) = (0x9e37_79b9_u32, 0, 0);
@@ -241,7 +243,7 @@ fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
         seed ^= seed << 13;
         seed ^= seed >> 17;
         seed ^= seed << 5;
-        let delay = Duration::from_millis(20 + u64::from(seed % 181));
+        let delay = uninterrupted * (1 + seed % 6) / 100;
         let mut child = run(&killed);
         std::thread::sleep(delay);
         let _ = child.kill();
@@ -269,6 +271,10 @@ fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
             done_seen = manifest.done.len();
         }
     }
+    assert!(
+        done_seen < 64,
+        "every shard was done before the last kill: the kills fell after the job"
+    );
     let (ok, out, err) = finish_within(run(&killed), HUNG_RUN_LIMIT);
     assert!(
         ok && out.starts_with(&format!("boards: {} ", A000170[14])),
