@@ -162,68 +162,67 @@ fn print_shard_line(label: &str, rounds: &[Round]) {
     println!("{}", line.trim_end_matches(';'));
 }
 
-/// Prints the CPU time of the K shards of size `n` run one after another on `pool` over the
-/// whole count's, for each K of [`SHARD_SPLITS`], in `rounds` rounds; the shards must add up
-/// to the whole.
-fn shard_overhead(n: u32, pool: &Pool, rounds: usize) {
-    let whole = Problem::new(n, &[], false, Shard::WHOLE).expect("a valid size");
+/// Runs `rounds` rounds of a shard line of size `n` and prints it: for each K of
+/// [`SHARD_SPLITS`], the whole count, then its K shards one after another, each through
+/// `count` (what it found, its CPU time); `total` adds up what one or K counts found into
+/// solutions and classes, and the K shards must add up to the whole.
+fn shard_line<T>(
+    label: &str,
+    n: u32,
+    rounds: usize,
+    count: impl Fn(Shard) -> (T, Duration),
+    total: impl Fn(Vec<T>) -> (u64, Option<u64>),
+) {
     let round = || {
         SHARD_SPLITS.map(|k| {
-            let (expected, _, whole_cpu) = timed(|| counted(&whole, pool));
-            let (parts, _, cpu) = timed(|| {
-                (0..k)
-                    .map(|index| {
-                        let shard = Shard { index, count: k };
-                        let part = Problem::new(n, &[], false, shard).expect("a valid shard");
-                        counted(&part, pool)
-                    })
-                    .collect::<Vec<_>>()
-            });
-            let total = Counts::whole(parts).expect("the parts of one count");
+            let (whole, whole_cpu) = count(Shard::WHOLE);
+            let (parts, cpu): (Vec<T>, Vec<Duration>) =
+                (0..k).map(|index| count(Shard { index, count: k })).unzip();
             assert_eq!(
-                total, expected,
-                "n = {n}: {k} shards do not add up to the whole"
-            );
-            (whole_cpu, cpu)
-        })
-    };
-    let rounds: Vec<Round> = (0..rounds).map(|_| round()).collect();
-    print_shard_line(&format!("n = {n} shards in this process"), &rounds);
-}
-
-/// Prints the CPU time of the K shards of size `n` run one after another as processes, as a
-/// user runs them (`queens count N --local --shard I/K --json`, CPU from `wait4`), over the
-/// whole count's as one such process (`--shard 0/1`), for each K of [`SHARD_SPLITS`], in
-/// `rounds` rounds; the shards' lines must add up to the whole's.
-fn shard_processes(n: u32, rounds: usize) {
-    let exe = env!("CARGO_BIN_EXE_queens");
-    let run = |index: u32, k: u32| {
-        let command = format!("exec '{exe}' count {{n}} --local --shard {index}/{k} --json");
-        let run = run_peer(&command, n);
-        let line: serde_json::Value = serde_json::from_str(run.output.trim())
-            .unwrap_or_else(|e| panic!("`{command}` printed no JSON line ({e}): {}", run.output));
-        let field = |name: &str| line.get(name).and_then(serde_json::Value::as_u64);
-        let counts = Counts {
-            solutions: field("solutions").expect("solutions"),
-            fundamental: field("fundamental"),
-            turn_fixed: field("turn_fixed"),
-        };
-        (counts, run.cpu)
-    };
-    let round = || {
-        SHARD_SPLITS.map(|k| {
-            let (expected, whole_cpu) = run(0, 1);
-            let (parts, cpu): (Vec<Counts>, Vec<Duration>) = (0..k).map(|i| run(i, k)).unzip();
-            let total = Counts::whole(parts).expect("the parts of one count");
-            assert_eq!(
-                total, expected,
-                "n = {n}: {k} shard processes do not add up to the whole"
+                total(parts),
+                total(vec![whole]),
+                "n = {n}: {k} shards ({label}) do not add up to the whole"
             );
             (whole_cpu, cpu.into_iter().sum())
         })
     };
     let rounds: Vec<Round> = (0..rounds).map(|_| round()).collect();
-    print_shard_line(&format!("n = {n} shards as processes"), &rounds);
+    print_shard_line(&format!("n = {n} shards {label}"), &rounds);
+}
+
+/// The shard line of size `n` with each shard a count of its own on `pool` in this process
+/// (CPU time of the process).
+fn shard_overhead(n: u32, pool: &Pool, rounds: usize) {
+    let count = |shard: Shard| {
+        let problem = Problem::new(n, &[], false, shard).expect("a valid shard");
+        let (counts, _, cpu) = timed(|| counted(&problem, pool));
+        (counts, cpu)
+    };
+    let total = |parts: Vec<Counts>| {
+        let whole = Counts::whole(parts).expect("the parts of one count");
+        (whole.solutions, whole.fundamental)
+    };
+    shard_line("in this process", n, rounds, count, total);
+}
+
+/// The shard line of size `n` with each shard a process, as a user runs them
+/// (`queens count N --local --shard I/K --json`, CPU from `wait4`), their lines added up as
+/// `queens sum` adds them.
+fn shard_processes(n: u32, rounds: usize) {
+    let exe = env!("CARGO_BIN_EXE_queens");
+    let count = |shard: Shard| {
+        let (index, k) = (shard.index, shard.count);
+        let run = run_peer(
+            &format!("exec '{exe}' count {{n}} --local --shard {index}/{k} --json"),
+            n,
+        );
+        (run.output, run.cpu)
+    };
+    let total = |lines: Vec<String>| {
+        let total = queens::batch::sum(lines).expect("shard lines that add up");
+        (total.solutions, total.fundamental)
+    };
+    shard_line("as processes", n, rounds, count, total);
 }
 
 /// A number from the environment variable `name`, if set and valid.
