@@ -61,10 +61,11 @@ impl Bands {
     }
 }
 
-/// How many times [`Join::new`] calls its `tick` for size `n`: once per column of the first
-/// row of each of the two tables, in each of the two passes that build a table.
+/// How many times [`Join::new`] calls its `tick` for size `n`: for each of the two tables,
+/// once per column of the first row in each of the two passes over the placements, and `n`
+/// times while each of its two arrays is filled.
 pub(super) fn build_steps(n: u32) -> u64 {
-    4 * u64::from(n)
+    8 * u64::from(n)
 }
 
 /// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
@@ -132,8 +133,16 @@ fn rank(set: u32, k: u32) -> usize {
 /// (transparent huge pages in `madvise` mode): a table of n = 19 is 8 MiB, of n = 24 about
 /// 800 MiB, and faulting it in 4 KiB pages, then unmapping them, took about a third of the
 /// CPU of an empty shard of n = 19 (keys and tables only). Elsewhere, or when the system says
-/// no, ordinary pages.
-fn filled(len: usize, value: u64) -> Vec<u64> {
+/// no, ordinary pages. Filled in `steps` pieces, calling `tick` after each, so that progress
+/// moves while the pages come in (n = 24: 0.5-1 s for a table's two arrays); `Cancelled`
+/// if `cancel` is raised meanwhile.
+fn filled(
+    len: usize,
+    value: u64,
+    steps: u32,
+    cancel: &AtomicBool,
+    tick: &dyn Fn(),
+) -> Result<Vec<u64>, CountError> {
     let mut table = Vec::with_capacity(len);
     #[cfg(target_os = "linux")]
     {
@@ -149,8 +158,15 @@ fn filled(len: usize, value: u64) -> Vec<u64> {
                 unsafe { libc::madvise(first as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
         }
     }
+    for step in 1..=steps as usize {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        table.resize(len * step / steps as usize, value);
+        tick();
+    }
     table.resize(len, value);
-    table
+    Ok(table)
 }
 
 /// A partial placement of a band's rows, for [`Join::place`].
@@ -209,9 +225,8 @@ fn subsets(n: u32, k: u32) -> impl Iterator<Item = u32> {
 }
 
 impl Join {
-    /// The tables for size `n`, calling `tick` [`build_steps`] times on the way (once per
-    /// column of a table's first row, in each of its two passes); `Cancelled` if `cancel` is
-    /// raised meanwhile.
+    /// The tables for size `n`, calling `tick` [`build_steps`] times on the way (see
+    /// there); `Cancelled` if `cancel` is raised meanwhile.
     pub(super) fn new(n: u32, cancel: &AtomicBool, tick: &dyn Fn()) -> Result<Join, CountError> {
         let m = n / 2;
         let head = m / 2;
@@ -252,7 +267,7 @@ impl Join {
     /// a queen) for every set of `rows` columns, each entry what `entry` makes of it (see
     /// [`Join::place`]), each set's list padded with `(u64::MAX, 0)` to a multiple of `pad`;
     /// `Cancelled` if `cancel` is raised meanwhile. Two passes over the placements: one
-    /// counts each set's, one writes them in place.
+    /// counts each set's, one writes them in place (into arrays filled in between).
     fn bands(
         &self,
         first: u32,
@@ -275,8 +290,8 @@ impl Join {
                 .ok_or(CountError::Overflow)?;
             starts.push(end);
         }
-        let mut test = filled(end as usize, u64::MAX);
-        let mut share = filled(end as usize, 0);
+        let mut test = filled(end as usize, u64::MAX, self.n, cancel, tick)?;
+        let mut share = filled(end as usize, 0, self.n, cancel, tick)?;
         let mut next = starts.clone();
         self.place(
             first,
