@@ -39,30 +39,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// Parses the command line, starts the runtime (its size from `serve --io-threads`) and
-/// runs the command on it.
+/// Parses the command line and runs the command: on a runtime (its size from
+/// `serve --io-threads`) when it speaks to the network, without one when it does not (a
+/// shard counted in this process is run thousands of times in a job array, and starting a
+/// runtime was a part of each run's fixed cost).
 fn start() -> Result<(), cli::Error> {
     let command = Cli::try_parse()?.command;
     let forced = std::env::var(queens::solver::TIER_VARIABLE).ok();
     queens::solver::forced_tier(forced.as_deref()).map_err(cli::Error::Tier)?;
-    let io_threads = match &command {
-        Command::Serve(serve) => serve.io_threads.map(|t| t as usize),
-        _ => None,
-    };
+    match command {
+        Command::Sum(args) => cli::sum(args),
+        Command::Count(args) if args.local => cli::count_local(&args),
+        Command::Count(args) => runtime(None)?.block_on(cli::count(args)),
+        Command::Enumerate(args) => runtime(None)?.block_on(cli::enumerate(args)),
+        Command::Serve(args) => {
+            runtime(args.io_threads.map(|t| t as usize))?.block_on(cli::serve(args))
+        }
+    }
+}
+
+/// A runtime of `io_threads` worker threads, or the default number.
+fn runtime(io_threads: Option<usize>) -> Result<tokio::runtime::Runtime, cli::Error> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(io_threads.unwrap_or_else(queens::config::default_io_threads))
         .enable_all()
         .build()
-        .map_err(cli::Error::Runtime)?
-        .block_on(run(command))
-}
-
-/// Runs one command.
-async fn run(command: Command) -> Result<(), cli::Error> {
-    match command {
-        Command::Serve(args) => cli::serve(args).await,
-        Command::Count(args) => cli::count(args).await,
-        Command::Sum(args) => cli::sum(args),
-        Command::Enumerate(args) => cli::enumerate(args).await,
-    }
+        .map_err(cli::Error::Runtime)
 }

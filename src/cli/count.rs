@@ -1,22 +1,18 @@
-//! `count`: on one server with a CountProgress bar, over several (`--endpoints`) with a bar
-//! of shards and per-endpoint statistics, or in this process (`--local`, `local.rs`). The
-//! result on stdout.
+//! `count` over the network: on one server with a CountProgress bar, or over several
+//! (`--endpoints`) with a bar of shards and per-endpoint statistics. The result on stdout.
+//! Not here: `count --local`, which needs no runtime (`local.rs`).
 
 use super::args::CountArgs;
 use super::error::Error;
-use super::local::count_local;
 use super::print::{print_counts, print_stats};
 use super::progress::{count_bar, finish, show_count, with_shards_bar};
 use crate::client::Target;
 use crate::fanout;
 use crate::pb::CountRequest;
 
-/// `count`: in this process with `--local`, over `--endpoints` when given, else on the
-/// server of `--addr`.
+/// `count` (without `--local`): over `--endpoints` when given, else on the server of
+/// `--addr`.
 pub async fn count(args: CountArgs) -> Result<(), Error> {
-    if args.local {
-        return count_local(&args);
-    }
     if !args.spread.endpoints.is_empty() {
         let job = args.spread.job(args.n, &args.client, false)?;
         let urls = fanout::resolve(&args.spread.endpoints).await?;

@@ -12,7 +12,7 @@ use std::io::BufRead;
 /// `count --local`: one shard counted in process on every core (the shard from `--shard`,
 /// else from the orchestrator's index when `--shards` is given); one JSON line with
 /// `--json`.
-pub(super) fn count_local(args: &CountArgs) -> Result<(), Error> {
+pub fn count_local(args: &CountArgs) -> Result<(), Error> {
     let shard = batch::shard_of_task(args.client.shard, args.spread.shards)?;
     let counted = batch::count_local(args.n, &args.client.fixed, shard, default_search_threads())?;
     if args.json {

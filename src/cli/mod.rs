@@ -22,5 +22,5 @@ pub use self::args::{ClientArgs, CountArgs, EnumerateArgs, ServeArgs, SpreadArgs
 pub use self::count::count;
 pub use self::enumerate::enumerate;
 pub use self::error::Error;
-pub use self::local::sum;
+pub use self::local::{count_local, sum};
 pub use self::serve::serve;
