@@ -437,13 +437,14 @@ impl Join {
             found(cols, ld, rd, seen, balance);
             return;
         }
-        // Polled on the first two rows: a few hundred times per table.
-        if row <= 1 && cancel.load(Ordering::Relaxed) {
-            return;
-        }
         let full = u64::from(self.full);
         let mut free = self.full & !cols & !(ld as u32) & !(rd as u32);
         while free != 0 {
+            // Polled on the first two rows: a few hundred times per table (and no tick after
+            // a cancel).
+            if row <= 1 && cancel.load(Ordering::Relaxed) {
+                return;
+            }
             let bit = free & free.wrapping_neg();
             free ^= bit;
             let b = u64::from(bit);

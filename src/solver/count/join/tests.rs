@@ -264,3 +264,21 @@ fn building_the_tables_moves_progress_and_plans_every_part() {
         );
     }
 }
+
+/// Cancelling at any step of the tables' build (the passes over the placements and the
+/// arrays' fill alike) ends it there, as `Cancelled`, with no step after it.
+#[test]
+fn cancelling_the_build_at_any_step_stops_it_there() {
+    for at in 1..build_steps(16) {
+        let cancel = AtomicBool::new(false);
+        let ticks = std::sync::atomic::AtomicU64::new(0);
+        let tick = || {
+            if ticks.fetch_add(1, Ordering::Relaxed) + 1 == at {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        let built = Join::new(16, &cancel, &tick);
+        assert!(matches!(built, Err(CountError::Cancelled)), "step {at}");
+        assert_eq!(ticks.load(Ordering::Relaxed), at, "steps after step {at}");
+    }
+}
