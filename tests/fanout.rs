@@ -64,6 +64,17 @@ fn until_it_held_a_shard(mut scenario: impl FnMut() -> (String, String)) -> (Str
     panic!("the hung endpoint took no shard in 3 runs");
 }
 
+/// Asserts that a fan-out count, as [`finish`] returns it, ended well with exactly
+/// `solutions` and `fundamental`.
+fn assert_total((ok, out, err): &(bool, String, String), solutions: u64, fundamental: u64) {
+    assert!(ok, "{out}{err}");
+    assert_eq!(
+        *out,
+        format!("solutions: {solutions}\nfundamental: {fundamental}\n"),
+        "{err}"
+    );
+}
+
 /// Starts the `queens` binary with `args`, output captured.
 fn spawn(args: &[&str]) -> std::process::Child {
     common::spawn_captured(env!("CARGO_BIN_EXE_queens"), args)
@@ -100,14 +111,9 @@ fn a_count_survives_losing_a_server() {
     std::thread::sleep(Duration::from_millis(300));
     let mut servers = servers;
     drop(servers.remove(0)); // SIGKILL, mid-run
-    let (ok, out, err) = finish(client);
-    assert!(ok, "{out}{err}");
-    assert_eq!(
-        out,
-        format!("solutions: {}\nfundamental: {}\n", A000170[15], A002562[15]),
-        "{err}"
-    );
-    println!("{err}");
+    let run = finish(client);
+    assert_total(&run, A000170[15], A002562[15]);
+    println!("{}", run.2);
 }
 
 /// One of three servers stopped (SIGSTOP) mid-run: its TCP connections stay open and nothing
@@ -121,16 +127,12 @@ fn a_count_finishes_past_a_stopped_server() {
     std::thread::sleep(Duration::from_millis(800));
     signal(servers[1].pid(), libc::SIGSTOP);
     let stopped = Instant::now();
-    let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+    let run = finish_within(client, HUNG_RUN_LIMIT);
     let took = stopped.elapsed();
     signal(servers[1].pid(), libc::SIGCONT);
     drop(servers);
-    assert!(ok, "{out}{err}");
-    assert_eq!(
-        out,
-        format!("solutions: {SOLUTIONS_18}\nfundamental: {FUNDAMENTAL_18}\n"),
-        "{err}"
-    );
+    assert_total(&run, SOLUTIONS_18, FUNDAMENTAL_18);
+    let err = run.2;
     assert!(
         err.contains(&format!("gave up on {}: no answer", endpoints[1])),
         "{err}"
@@ -152,17 +154,12 @@ fn a_count_finishes_past_a_socket_nobody_reads() {
         // More shards than the live servers' workers take at once (2 x 16), so that the
         // silent endpoint's workers find some left.
         let client = count_over(17, &endpoints, 64);
-        let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+        let run = finish_within(client, HUNG_RUN_LIMIT);
         let took = started.elapsed();
         drop(silent);
-        assert!(ok, "{out}{err}");
-        assert_eq!(
-            out,
-            format!("solutions: {}\nfundamental: {}\n", A000170[16], A002562[16]),
-            "{err}"
-        );
+        assert_total(&run, A000170[16], A002562[16]);
         println!("count with a silent endpoint: {took:.2?}");
-        (silent_url, err)
+        (silent_url, run.2)
     });
     assert!(
         err.contains(&format!("gave up on {silent_url}: no answer")),
