@@ -158,14 +158,14 @@ fn filled(
                 unsafe { libc::madvise(first as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
         }
     }
-    for step in 1..=steps as usize {
+    let steps = steps.max(1) as usize;
+    for step in 1..=steps {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
-        table.resize(len * step / steps as usize, value);
+        table.resize(len * step / steps, value);
         tick();
     }
-    table.resize(len, value);
     Ok(table)
 }
 
