@@ -32,6 +32,7 @@
 //! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 
 mod fixed;
+mod memory;
 mod sieve;
 mod tables;
 mod word;
@@ -89,13 +90,7 @@ pub(super) fn parts(
         .filter(|&first| shard.holds(first as usize))
         .collect();
     // Only the shard's parts are made: the rest cost no memory and no reference counts.
-    let (mut keys, mut index) = (Vec::new(), n as usize);
-    Join::each_key(n, |key| {
-        if shard.holds(index) {
-            keys.push(key);
-        }
-        index += 1;
-    });
+    let keys = Join::shard_keys(n, n as usize, shard);
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.

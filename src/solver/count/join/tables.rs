@@ -3,11 +3,13 @@
 //! the building of a key's half words from them (with its AVX-512 and AVX2 kernels). The pair counting
 //! lives in `sieve.rs`, the word layout in `word.rs`.
 
+use super::memory::Words;
 use super::sieve::Sieve;
 #[cfg(target_arch = "x86_64")]
 use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::counts::CountError;
+use crate::solver::problem::Shard;
 use crate::solver::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -44,8 +46,8 @@ struct Bands {
     /// Columns per set: the band's rows.
     k: u32,
     starts: Vec<u32>,
-    test: Vec<u64>,
-    share: Vec<u64>,
+    test: Words,
+    share: Words,
 }
 
 impl Bands {
@@ -61,11 +63,10 @@ impl Bands {
     }
 }
 
-/// How many times [`Join::new`] calls its `tick` for size `n`: for each of the two tables,
-/// once per column of the first row in each of the two passes over the placements, and `n`
-/// times while each of its two arrays is filled.
+/// How many times [`Join::new`] calls its `tick` for size `n`: `n` times for each of the two
+/// tables, spread over the sets as their last row is placed.
 pub(super) fn build_steps(n: u32) -> u64 {
-    8 * u64::from(n)
+    2 * u64::from(n)
 }
 
 /// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
@@ -129,59 +130,62 @@ fn rank(set: u32, k: u32) -> usize {
         + RANK_BYTES[2][j2 as usize][(b2 & 0xff) as usize]) as usize
 }
 
-/// `len` copies of `value`, in huge pages where Linux gives them for the asking
-/// (transparent huge pages in `madvise` mode): a table of n = 19 is 8 MiB, of n = 24 about
-/// 800 MiB, and faulting it in 4 KiB pages, then unmapping them, took about a third of the
-/// CPU of an empty shard of n = 19 (keys and tables only). Elsewhere, or when the system says
-/// no, ordinary pages. Filled in `steps` pieces, calling `tick` after each, so that progress
-/// moves while the pages come in (n = 24: 0.5-1 s for a table's two arrays); `Cancelled`
-/// if `cancel` is raised meanwhile.
-fn filled(
-    len: usize,
-    value: u64,
-    steps: u32,
-    cancel: &AtomicBool,
-    tick: &dyn Fn(),
-) -> Result<Vec<u64>, CountError> {
-    let mut table = Vec::with_capacity(len);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = table.as_ptr() as usize;
-        let (first, end) = (start.next_multiple_of(HUGE), start + len * 8);
-        if end >= first + HUGE {
-            let bytes = (end - first) / HUGE * HUGE;
-            // SAFETY: the range lies inside the vector's own allocation (its capacity);
-            // MADV_HUGEPAGE only tells the kernel how to back it and changes no contents.
-            // Its result is ignored: without huge pages the table works the same.
-            let _ =
-                unsafe { libc::madvise(first as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+/// The set of `k` columns whose colex rank ([`rank`]) is `rank`: column by column from the
+/// highest, the highest whose sets of that many columns below it do not pass the rank.
+fn unrank(mut rank: usize, k: u32) -> u32 {
+    let mut set = 0;
+    for j in (1..=k as usize).rev() {
+        let mut column = j - 1;
+        while BINOMIAL[column + 1][j] as usize <= rank {
+            column += 1;
         }
+        set |= 1 << column;
+        rank -= BINOMIAL[column][j] as usize;
     }
-    let steps = steps.max(1) as usize;
-    for step in 1..=steps {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
-        }
-        table.resize(len * step / steps, value);
-        tick();
-    }
-    Ok(table)
+    set
 }
 
-/// A partial placement of a band's rows, for [`Join::place`].
+/// A placement of a band's first rows, as a [`Level`] keeps it (its columns are its set's).
 #[derive(Clone, Copy)]
 struct Placed {
-    /// Rows placed.
-    row: u32,
-    cols: u32,
-    /// Diagonals attacked on the next row.
-    ld: u64,
-    rd: u64,
-    /// Diagonals traced back to the band's first row.
+    /// Diagonals traced back to the band's first row: up-left, and up-right `n` bits higher.
     seen: u64,
+    /// Diagonals attacked on the next row.
+    ld: u32,
+    rd: u32,
     /// Sum of the placed squares' balances.
     balance: i32,
+}
+
+/// The placements of a band's first `k` rows on every set of `k` columns, cut by set as in
+/// [`Bands`]: a step of the tables' build, which makes each level from the one before.
+struct Level {
+    k: u32,
+    starts: Vec<u32>,
+    placed: Vec<Placed>,
+}
+
+impl Level {
+    /// No rows: one placement, on the empty set.
+    fn empty() -> Level {
+        Level {
+            k: 0,
+            starts: vec![0, 1],
+            placed: vec![Placed {
+                seen: 0,
+                ld: 0,
+                rd: 0,
+                balance: 0,
+            }],
+        }
+    }
+
+    /// The placements on exactly the columns `set` (of `k` columns).
+    #[inline]
+    fn get(&self, set: u32) -> &[Placed] {
+        let rank = rank(set, self.k);
+        &self.placed[self.starts[rank] as usize..self.starts[rank + 1] as usize]
+    }
 }
 
 /// What a thread keeps from key to key so that counting a key allocates nothing: the two
@@ -265,10 +269,12 @@ impl Join {
     }
 
     /// The placements of the `rows` rows from board row `first` on (as if no row above held
-    /// a queen) for every set of `rows` columns, each entry what `entry` makes of it (see
-    /// [`Join::place`]), each set's list padded with `(u64::MAX, 0)` to a multiple of `pad`;
-    /// `Cancelled` if `cancel` is raised meanwhile. Two passes over the placements: one
-    /// counts each set's, one writes them in place (into arrays filled in between).
+    /// a queen) for every set of `rows` columns, each entry what `entry` makes of it (its
+    /// diagonals on the next row, those traced back to row `first`, its balance), each set's
+    /// list padded with `(u64::MAX, 0)` to a multiple of `pad`. Calls `tick` `n` times while
+    /// the last row is placed; `Cancelled` if `cancel` is raised meanwhile. The rows are
+    /// placed one at a time, each level set by set from the level before ([`Join::grow`]),
+    /// so that every list is written in order, in one pass.
     fn bands(
         &self,
         first: u32,
@@ -278,33 +284,63 @@ impl Join {
         tick: &dyn Fn(),
         entry: impl Fn(u64, u64, u64, i32) -> (u64, u64),
     ) -> Result<Bands, CountError> {
-        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
-        let mut counts = vec![0usize; sets];
-        self.count_sets(rows, cancel, tick, &mut counts);
-        let mut starts = Vec::with_capacity(sets + 1);
-        let mut end = 0u32;
-        starts.push(end);
-        for count in counts {
-            let padded = u32::try_from(count.next_multiple_of(pad)).ok();
-            end = padded
-                .and_then(|p| end.checked_add(p))
-                .ok_or(CountError::Overflow)?;
-            starts.push(end);
+        let mut level = Level::empty();
+        while level.k + 1 < rows {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(CountError::Cancelled);
+            }
+            let k = level.k + 1;
+            let mut placed = Vec::with_capacity(self.room(&level, 1) + 1);
+            let mut starts = Vec::with_capacity(BINOMIAL[self.n as usize][k as usize] as usize + 1);
+            starts.push(0);
+            let (free, mut at) = (placed.spare_capacity_mut(), 0);
+            for set in subsets(self.n, k) {
+                self.grow(first, &level, set, |p, fits| {
+                    free[at].write(p);
+                    at += usize::from(fits);
+                });
+                starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
+            }
+            // SAFETY: the first `at` slots were written above.
+            unsafe { placed.set_len(at) };
+            level = Level { k, starts, placed };
         }
-        let mut test = filled(end as usize, u64::MAX, self.n, cancel, tick)?;
-        let mut share = filled(end as usize, 0, self.n, cancel, tick)?;
-        let mut next = starts.clone();
-        self.place(
-            first,
-            rows,
-            cancel,
-            tick,
-            &mut |cols, ld, rd, seen, balance| {
-                let at = &mut next[rank(cols, rows)];
-                (test[*at as usize], share[*at as usize]) = entry(ld, rd, seen, balance);
-                *at += 1;
-            },
-        );
+        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
+        let len = self.room(&level, pad);
+        // A slot more: every placement tried is written, and only those that fit are kept.
+        let (mut test, mut share) = (Words::with_room(len + 1)?, Words::with_room(len + 1)?);
+        let mut starts = Vec::with_capacity(sets + 1);
+        starts.push(0);
+        let (steps, mut ticked) = (self.n as usize, 0);
+        let (tests, shares) = (test.spare(), share.spare());
+        let mut at = 0;
+        for (index, set) in subsets(self.n, rows).enumerate() {
+            self.grow(first, &level, set, |p, fits| {
+                let (t, s) = entry(u64::from(p.ld), u64::from(p.rd), p.seen, p.balance);
+                tests[at].write(t);
+                shares[at].write(s);
+                at += usize::from(fits);
+            });
+            while at % pad != 0 {
+                tests[at].write(u64::MAX);
+                shares[at].write(0);
+                at += 1;
+            }
+            starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
+            // `steps` ticks spread evenly over the sets, each after a poll.
+            while ticked < (index + 1) * steps / sets {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(CountError::Cancelled);
+                }
+                tick();
+                ticked += 1;
+            }
+        }
+        // SAFETY: the first `at` slots of both were written above.
+        unsafe {
+            test.set_len(at);
+            share.set_len(at);
+        }
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
@@ -314,6 +350,53 @@ impl Join {
             test,
             share,
         })
+    }
+
+    /// Calls `found` with each placement of the band's first `level.k + 1` rows (from board
+    /// row `first`) on exactly the columns `set`, and whether it holds: for each of the set's
+    /// columns, each placement of the other columns on the rows before, the queen put on the
+    /// column in the next row, where it holds if their diagonals leave it free. (Every try is
+    /// handed on, so that the caller keeps the holding ones without a branch: about half of
+    /// them hold, in no order a branch predictor learns.)
+    #[inline]
+    fn grow(&self, first: u32, level: &Level, set: u32, mut found: impl FnMut(Placed, bool)) {
+        let (k, full) = (level.k, self.full);
+        let mut rest = set;
+        while rest != 0 {
+            let bit = rest & rest.wrapping_neg();
+            rest ^= bit;
+            let balance = self.balance(first + k, bit.trailing_zeros());
+            // The new queen's diagonals traced back `k` rows to the band's first row.
+            let up_left = (bit >> k) & full;
+            let up_right = (u64::from(bit) << k) & u64::from(full);
+            let up = u64::from(up_left) | (up_right << self.n);
+            for p in level.get(set ^ bit) {
+                let placed = Placed {
+                    seen: p.seen | up,
+                    ld: ((p.ld | bit) << 1) & full,
+                    rd: (p.rd | bit) >> 1,
+                    balance: p.balance + balance,
+                };
+                found(placed, (p.ld | p.rd) & bit == 0);
+            }
+        }
+    }
+
+    /// Room for the level after `level` with each set's list padded to a multiple of `pad`:
+    /// per placement, the columns its diagonals leave free on the next row, and the padding
+    /// at most.
+    fn room(&self, level: &Level, pad: usize) -> usize {
+        let k = level.k;
+        let placed: usize = subsets(self.n, k)
+            .map(|set| {
+                level
+                    .get(set)
+                    .iter()
+                    .map(|p| (self.full & !set & !p.ld & !p.rd).count_ones() as usize)
+                    .sum::<usize>()
+            })
+            .sum();
+        placed + (pad - 1) * BINOMIAL[self.n as usize][k as usize + 1] as usize
     }
 
     /// The head's test word: the diagonals it attacks on the tail's first row.
@@ -352,137 +435,17 @@ impl Join {
         }
     }
 
-    /// Adds to `counts[rank]` the placements of `rows` rows (as if no row above held a queen)
-    /// on the set of columns of that rank, calling `tick` after each column of the first
-    /// row: [`Join::place`]'s first pass, with nothing but the columns and diagonals.
-    fn count_sets(&self, rows: u32, cancel: &AtomicBool, tick: &dyn Fn(), counts: &mut [usize]) {
-        for column in 0..self.n {
-            if cancel.load(Ordering::Relaxed) {
-                return;
-            }
-            let bit = 1u32 << column;
-            if rows == 1 {
-                counts[rank(bit, 1)] += 1;
-            } else {
-                self.count_from(rows, 1, bit, bit << 1, bit >> 1, counts);
-            }
-            tick();
-        }
-    }
-
-    /// [`Join::count_sets`] from a partial placement of `row` rows: its columns and the
-    /// diagonals it attacks on the next row.
-    fn count_from(&self, rows: u32, row: u32, cols: u32, ld: u32, rd: u32, counts: &mut [usize]) {
-        let mut free = self.full & !cols & !ld & !rd;
-        if row + 1 == rows {
-            while free != 0 {
-                let bit = free & free.wrapping_neg();
-                free ^= bit;
-                counts[rank(cols | bit, rows)] += 1;
-            }
-            return;
-        }
-        while free != 0 {
-            let bit = free & free.wrapping_neg();
-            free ^= bit;
-            let (ld, rd) = ((ld | bit) << 1, (rd | bit) >> 1);
-            self.count_from(rows, row + 1, cols | bit, ld, rd, counts);
-        }
-    }
-
-    /// Calls `found` with every placement of the `rows` rows from board row `first` on, as
-    /// if no row above held a queen: its columns, the diagonals it attacks on the row under
-    /// it, the word of what the rows above would have to avoid (its queens' diagonals traced
-    /// back to row `first`), and its balance (the sum of [`Join::balance`]). Calls `tick`
-    /// after each column of the first row. Stops early, with placements left out, once
-    /// `cancel` is raised.
-    fn place(
-        &self,
-        first: u32,
-        rows: u32,
-        cancel: &AtomicBool,
-        tick: &dyn Fn(),
-        found: &mut impl FnMut(u32, u64, u64, u64, i32),
-    ) {
-        let start = Placed {
-            row: 0,
-            cols: 0,
-            ld: 0,
-            rd: 0,
-            seen: 0,
-            balance: 0,
-        };
-        self.place_from(first, rows, start, cancel, tick, found);
-    }
-
-    /// [`Join::place`] from a partial placement.
-    fn place_from(
-        &self,
-        first: u32,
-        rows: u32,
-        at: Placed,
-        cancel: &AtomicBool,
-        tick: &dyn Fn(),
-        found: &mut impl FnMut(u32, u64, u64, u64, i32),
-    ) {
-        let Placed {
-            row,
-            cols,
-            ld,
-            rd,
-            seen,
-            balance,
-        } = at;
-        if row == rows {
-            found(cols, ld, rd, seen, balance);
-            return;
-        }
-        let full = u64::from(self.full);
-        let mut free = self.full & !cols & !(ld as u32) & !(rd as u32);
-        while free != 0 {
-            // Polled on the first two rows: a few hundred times per table (and no tick after
-            // a cancel).
-            if row <= 1 && cancel.load(Ordering::Relaxed) {
-                return;
-            }
-            let bit = free & free.wrapping_neg();
-            free ^= bit;
-            let b = u64::from(bit);
-            // Traced back `row` rows to the band's first row: up-left and up-right.
-            let up_left = (b >> row) & full;
-            let up_right = (b << row) & full;
-            let next = Placed {
-                row: row + 1,
-                cols: cols | bit,
-                ld: ((ld | b) << 1) & full,
-                rd: (rd | b) >> 1,
-                seen: seen | up_left | (up_right << self.n),
-                balance: balance + self.balance(first + row, bit.trailing_zeros()),
-            };
-            // The last row's placements go straight out (most placements are leaves: a call
-            // less for each).
-            if next.row == rows {
-                found(next.cols, next.ld, next.rd, next.seen, next.balance);
-            } else {
-                self.place_from(first, rows, next, cancel, tick, found);
-            }
-            if row == 0 {
-                tick();
-            }
-        }
-    }
-
     /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
     /// needed).
     #[cfg(test)]
     pub(super) fn keys(n: u32) -> Vec<Key> {
-        let mut keys = Vec::new();
-        Join::each_key(n, |key| keys.push(key));
-        keys
+        Join::shard_keys(n, 0, Shard::WHOLE)
     }
 
-    /// Calls `found` with each of [`Join::keys`], in their order, without listing them.
-    pub(super) fn each_key(n: u32, mut found: impl FnMut(Key)) {
+    /// Those of [`Join::keys`] whose place in their order, counted from `offset`, `shard`
+    /// holds ([`Shard::holds`]), in that order. The keys of a middle queen left of the centre
+    /// are picked by their place alone, without walking the others.
+    pub(super) fn shard_keys(n: u32, offset: usize, shard: Shard) -> Vec<Key> {
         let (m, full) = (n / 2, (1u32 << n) - 1);
         let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
         let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
@@ -490,6 +453,7 @@ impl Join {
         } else {
             (0..n).map(Some).collect()
         };
+        let (mut keys, mut index) = (Vec::new(), offset);
         for middle in middles {
             // The sets of m of the other columns: those of n (or n - 1) bits, the middle
             // queen's column left out by moving the bits above it up one.
@@ -501,12 +465,36 @@ impl Join {
             }
             let below = (1u32 << q) - 1;
             let taken = middle.map_or(0, |q| 1 << q);
+            let halves = |set: u32| {
+                let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
+                (top, full & !top & !taken)
+            };
             // A top half on the highest of the other columns is larger than its bottom half
             // (its complement among them), which comes first: the sets without that column
             // are all the keys can be, in the same order.
-            for set in subsets(others.saturating_sub(1), m) {
-                let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
-                let bottom = full & !top & !taken;
+            let size = others.saturating_sub(1);
+            if middle.is_some_and(|q| q < n - 1 - q) {
+                // Left of the centre every such set is a key standing for four: its images
+                // have the bottom half on top, or the middle queen right of the centre.
+                let sets = BINOMIAL[size as usize][m as usize] as usize;
+                let parts = shard.parts() as usize;
+                if (shard.index as usize) < parts {
+                    let first = index + (shard.index as usize + parts - index % parts) % parts;
+                    for at in (first..index + sets).step_by(parts) {
+                        let (top, bottom) = halves(unrank(at - index, m));
+                        keys.push(Key {
+                            top,
+                            bottom,
+                            middle,
+                            weight: 4,
+                        });
+                    }
+                }
+                index += sets;
+                continue;
+            }
+            for set in subsets(size, m) {
+                let (top, bottom) = halves(set);
                 let flipped = middle.map(|q| n - 1 - q);
                 let images = [
                     (middle, top),
@@ -517,18 +505,22 @@ impl Join {
                 if images.iter().any(|&image| image < (middle, top)) {
                     continue;
                 }
-                let same = images
-                    .iter()
-                    .filter(|&&image| image == (middle, top))
-                    .count();
-                found(Key {
-                    top,
-                    bottom,
-                    middle,
-                    weight: (4 / same) as u64,
-                });
+                if shard.holds(index) {
+                    let same = images
+                        .iter()
+                        .filter(|&&image| image == (middle, top))
+                        .count();
+                    keys.push(Key {
+                        top,
+                        bottom,
+                        middle,
+                        weight: (4 / same) as u64,
+                    });
+                }
+                index += 1;
             }
         }
+        keys
     }
 
     /// The fitting pairs of halves of `key`; `Cancelled` if `cancel` is raised meanwhile.
@@ -828,7 +820,7 @@ fn extend_avx2(
 
 #[cfg(test)]
 mod tests {
-    use super::{rank, subsets};
+    use super::{rank, subsets, unrank};
 
     #[test]
     fn ranks_number_the_sets_in_the_order_they_are_listed() {
@@ -836,6 +828,7 @@ mod tests {
             for k in 1..=6.min(n) {
                 for (i, set) in subsets(n, k).enumerate() {
                     assert_eq!(rank(set, k), i, "n = {n}, k = {k}, set = {set:#b}");
+                    assert_eq!(unrank(i, k), set, "n = {n}, k = {k}, rank = {i}");
                 }
             }
         }

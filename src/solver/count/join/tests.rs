@@ -142,6 +142,36 @@ fn join_keys_cover_every_column_split_once() {
     }
 }
 
+/// A shard's keys are those of the whole list whose place, after the list's offset, the
+/// shard holds: picked by place (middle queens left of the centre) or by walking (the rest).
+#[test]
+fn a_shards_keys_are_its_places_in_the_whole_list() {
+    for n in 4..=21u32 {
+        let keys = Join::keys(n);
+        for (offset, index, count) in [
+            (0, 0, 1),
+            (n as usize, 3, 7),
+            (5, 0, 256),
+            (n as usize, 255, 256),
+            (1, 2, 2),
+            (0, 9, 0),
+        ] {
+            let shard = Shard { index, count };
+            let expected: Vec<_> = keys
+                .iter()
+                .enumerate()
+                .filter(|&(at, _)| shard.holds(offset + at))
+                .map(|(_, &key)| key)
+                .collect();
+            assert_eq!(
+                Join::shard_keys(n, offset, shard),
+                expected,
+                "n = {n}, {offset}, {shard:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_sampled_bit_counts_match_with_and_without_gfni() {
     let mut state = 0x2545_f491_4f6c_dd1du64;

@@ -1,0 +1,170 @@
+//! The memory of the join's tables: arrays of words that Linux can back with transparent
+//! huge pages from end to end ([`Words`]). Nothing else lives here: what the arrays hold is
+//! `tables.rs`'s.
+
+use crate::solver::counts::CountError;
+use std::alloc::Layout;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+/// A huge page on x86-64 and on most aarch64 Linux kernels.
+const HUGE: usize = 2 << 20;
+
+/// An array of words written once, front to back, then read. From half a huge page on, its
+/// memory starts on a huge page's boundary and spans whole huge pages, and Linux is asked to
+/// back it with them (transparent huge pages in `madvise` mode): inside an ordinary
+/// allocation of a few MiB (n = 19's arrays are about 4 MiB) a huge page fits once at most,
+/// and faulting the rest in 4 KiB pages, then unmapping them, was about a quarter of an
+/// empty shard's CPU. Smaller arrays are ordinary allocations; elsewhere, or when the system
+/// says no, the pages are ordinary ones. Room never written is never backed.
+pub(super) struct Words {
+    /// The start of the allocation (dangling while nothing is allocated).
+    start: NonNull<u64>,
+    /// Words written so far, from the start.
+    len: usize,
+    /// Words the allocation holds.
+    room: usize,
+    /// The allocation's layout; size 0 while nothing is allocated.
+    layout: Layout,
+}
+
+// SAFETY: `Words` owns its memory alone, as a `Box<[u64]>` does, and hands it out only
+// through `&self` (shared reads) and `&mut self` (exclusive writes).
+unsafe impl Send for Words {}
+// SAFETY: as for `Send`: shared access only reads.
+unsafe impl Sync for Words {}
+
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Words({} of {})", self.len, self.room)
+    }
+}
+
+impl Default for Words {
+    /// No words, no allocation.
+    fn default() -> Words {
+        Words {
+            start: NonNull::dangling(),
+            len: 0,
+            room: 0,
+            layout: Layout::new::<()>(),
+        }
+    }
+}
+
+impl Words {
+    /// No words yet, with room for `room` of them.
+    pub(super) fn with_room(room: usize) -> Result<Words, CountError> {
+        let mut words = Words::default();
+        let bytes = room.checked_mul(8).ok_or(CountError::Overflow)?;
+        if bytes == 0 {
+            return Ok(words);
+        }
+        let huge = bytes >= HUGE / 2;
+        let (size, align) = if huge {
+            (bytes.next_multiple_of(HUGE), HUGE)
+        } else {
+            (bytes, align_of::<u64>())
+        };
+        let layout = Layout::from_size_align(size, align).map_err(|_| CountError::Overflow)?;
+        // SAFETY: the layout's size is not zero.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(start) = NonNull::new(raw.cast::<u64>()) else {
+            std::alloc::handle_alloc_error(layout);
+        };
+        (words.start, words.room, words.layout) = (start, size / 8, layout);
+        #[cfg(target_os = "linux")]
+        if huge {
+            // SAFETY: the range is the allocation itself, which starts on a huge page's
+            // boundary; MADV_HUGEPAGE only tells the kernel how to back it and changes no
+            // contents. Its result is ignored: without huge pages the table works the same.
+            let _ = unsafe { libc::madvise(raw.cast(), size, libc::MADV_HUGEPAGE) };
+        }
+        Ok(words)
+    }
+
+    /// The room after the words written, to write the next ones into before
+    /// [`Words::set_len`] takes them in.
+    pub(super) fn spare(&mut self) -> &mut [MaybeUninit<u64>] {
+        // SAFETY: the slots from `len` to `room` lie inside the allocation (or `room` is 0
+        // and the pointer dangling but aligned), and `&mut self` makes the access exclusive;
+        // as `MaybeUninit` they need not be written yet.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.start.as_ptr().add(self.len).cast(),
+                self.room - self.len,
+            )
+        }
+    }
+
+    /// Takes in the words written into [`Words::spare`] up to `len` in all.
+    ///
+    /// # Safety
+    /// The slots up to `len` are written, and `len` is within the room.
+    pub(super) unsafe fn set_len(&mut self, len: usize) {
+        debug_assert!(len <= self.room);
+        self.len = len;
+    }
+}
+
+impl std::ops::Deref for Words {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        // SAFETY: the first `len` words are written, inside the allocation (or `len` is 0
+        // and the pointer dangling but aligned).
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Words {
+    fn drop(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: the memory was allocated with this layout by `with_room` and is freed
+            // once, here.
+            unsafe { std::alloc::dealloc(self.start.as_ptr().cast(), self.layout) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_keep_what_was_written_and_large_ones_start_on_a_huge_page() {
+        for room in [
+            0,
+            1,
+            7,
+            HUGE / 16 - 1,
+            HUGE / 16,
+            HUGE / 8 + 3,
+            3 * HUGE / 8,
+        ] {
+            let mut words = Words::with_room(room).unwrap();
+            assert!(words.spare().len() >= room, "{room}");
+            let half = room / 2;
+            for (at, slot) in words.spare()[..half].iter_mut().enumerate() {
+                slot.write(at as u64 ^ 0x5555);
+            }
+            // SAFETY: the first `half` slots were written just now.
+            unsafe { words.set_len(half) };
+            for (at, slot) in words.spare()[..room - half].iter_mut().enumerate() {
+                slot.write((half + at) as u64 ^ 0x5555);
+            }
+            // SAFETY: the next `room - half` slots were written just now.
+            unsafe { words.set_len(room) };
+            assert_eq!(words.len(), room);
+            assert!(
+                words
+                    .iter()
+                    .enumerate()
+                    .all(|(at, &w)| w == at as u64 ^ 0x5555)
+            );
+            if room * 8 >= HUGE / 2 {
+                assert_eq!(words.as_ptr() as usize % HUGE, 0, "{room}");
+            }
+        }
+    }
+}
