@@ -742,16 +742,16 @@ fn extend_avx512(
             )
         };
         let fits = _mm512_testn_epi64_mask(t, seen) & _mm512_testn_epi64_mask(p, rest);
-        // SAFETY: at most eight words go to `free[added..]`, and `added <= at`, so they
-        // stay within its `len` slots.
+        let words = _mm512_or_si512(
+            _mm512_and_si512(_mm512_or_si512(h, rest), low),
+            _mm512_add_epi64(high, _mm512_andnot_si512(low, rest)),
+        );
+        // SAFETY: eight words go to `free[added..]`, and `added <= at`, so they stay
+        // within its `len` slots.
         unsafe {
-            _mm512_mask_compressstoreu_epi64(
+            _mm512_storeu_si512(
                 free.as_mut_ptr().add(added).cast(),
-                fits,
-                _mm512_or_si512(
-                    _mm512_and_si512(_mm512_or_si512(h, rest), low),
-                    _mm512_add_epi64(high, _mm512_andnot_si512(low, rest)),
-                ),
+                _mm512_maskz_compress_epi64(fits, words),
             )
         };
         added += fits.count_ones() as usize;
