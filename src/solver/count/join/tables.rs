@@ -27,39 +27,82 @@ pub(super) struct Key {
     pub(super) weight: u64,
 }
 
-/// Placements of a band of rows that take the same columns, as two parallel lists: what
-/// the other band of the half must not meet, and what the band adds to the half's word.
-#[derive(Clone, Copy, Debug)]
-struct Band<'a> {
-    /// Per placement: the word tested against the other band's.
-    test: &'a [u64],
-    /// Per placement: its share of the half's word (the halves' words are ORs of shares).
-    share: &'a [u64],
-}
-
-/// The placements of one band of rows for every set of as many columns, in two flat lists
-/// cut by set: the set of colex rank r (among the sets of `k` of the board's columns) has the
-/// entries `starts[r]..starts[r + 1]`. A lookup is a rank, no hashing, and a count's tables
-/// take one allocation per list.
-#[derive(Debug, Default)]
-struct Bands {
+/// The placements of one band of rows for every set of as many columns, as `W` parallel
+/// flat lists of words cut by set: the set of colex rank r (among the sets of `k` of the
+/// board's columns) has the entries `starts[r]..starts[r + 1]`. A lookup is a rank, no
+/// hashing, and a count's tables take one allocation per list. The heads keep two words per
+/// placement (what a tail must not meet, and the head's share of the half's word), the
+/// tails one ([`Tail`]).
+#[derive(Debug)]
+struct Bands<const W: usize> {
     /// Columns per set: the band's rows.
     k: u32,
     starts: Vec<u32>,
-    test: Words,
-    share: Words,
+    lists: [Words; W],
 }
 
-impl Bands {
-    /// The placements on exactly the columns `set` (of `k` columns).
+impl<const W: usize> Default for Bands<W> {
+    fn default() -> Self {
+        Bands {
+            k: 0,
+            starts: Vec::new(),
+            lists: std::array::from_fn(|_| Words::default()),
+        }
+    }
+}
+
+impl<const W: usize> Bands<W> {
+    /// The placements on exactly the columns `set` (of `k` columns), one slice per list.
     #[inline]
-    fn get(&self, set: u32) -> Band<'_> {
+    fn get(&self, set: u32) -> [&[u64]; W] {
         let rank = rank(set, self.k);
         let (start, end) = (self.starts[rank] as usize, self.starts[rank + 1] as usize);
-        Band {
-            test: &self.test[start..end],
-            share: &self.share[start..end],
-        }
+        std::array::from_fn(|list| &self.lists[list][start..end])
+    }
+}
+
+/// How a tail's one word keeps its placement, for a board of `n` columns and a tail of `t`
+/// rows: its queens' diagonals traced back to the tail's first row, unmasked (those off the
+/// board kept too), the up-left ones from bit 0 (shifted by `t` on odd boards, `t - 1` on
+/// even ones) and the up-right ones from bit `n + t`; its balance, biased by [`TAIL_BIAS`],
+/// from bit `BALANCE_SHIFT + 2t`. A head's test word marks the same traces, so the test is
+/// one AND; and the tail's share of the half's word comes out of it by one shift and masks
+/// ([`Tail::half`]): the traces continued down to the row under the half are the traces
+/// themselves moved by the band's height. Half the bytes of a test word and a share word,
+/// which matters because the tails' table is read afresh for every key.
+#[derive(Clone, Copy, Debug)]
+struct Tail {
+    /// Bit of the up-left traces' column 0 (`t`, or `t - 1` on even boards).
+    left: u32,
+    /// Bit of the up-right traces' column 0 (`n + t`).
+    right: u32,
+    /// The shift that brings the up-right traces to the half word's right-going field and the
+    /// balance to its balance field (`2t`).
+    shift: u32,
+    /// The half word's left-going field, as the up-left traces stand.
+    low: u64,
+    /// The half word's right-going field, after the shift.
+    high: u64,
+}
+
+/// Offset of a tail's balance in its word's four bits (a tail has at most 6 queens).
+const TAIL_BIAS: i32 = 8;
+
+/// The balance field's bits a tail's word brings, after [`Tail`]'s shift.
+const TAIL_BALANCE: u64 = 0xf << BALANCE_SHIFT;
+
+impl Tail {
+    /// The half word of a head's share `head` (its balance field biased for the tail's, see
+    /// [`Join::new`]) and a tail's word: the diagonal fields ORed, the balances added.
+    #[inline(always)]
+    fn half(self, head: u64, word: u64) -> u64 {
+        let shifted = word >> self.shift;
+        (head + (shifted & TAIL_BALANCE)) | (word & self.low) | (shifted & self.high)
+    }
+
+    /// The middle queen's bits in a tail's word: a half whose tail has one attacks her.
+    fn spare(self, n: u32, middle: Option<u32>) -> u64 {
+        middle.map_or(0, |q| (1u64 << q) | (1u64 << (n + q + self.shift)))
     }
 }
 
@@ -148,7 +191,7 @@ fn unrank(mut rank: usize, k: u32) -> u32 {
 /// A placement of a band's first rows, as a [`Level`] keeps it (its columns are its set's).
 #[derive(Clone, Copy)]
 struct Placed {
-    /// Diagonals traced back to the band's first row: up-left, and up-right `n` bits higher.
+    /// Diagonals traced back to the band's first row, laid out as in a [`Tail`]'s word.
     seen: u64,
     /// Diagonals attacked on the next row.
     ld: u32,
@@ -206,11 +249,15 @@ pub(super) struct Join {
     head: u32,
     /// All columns.
     full: u32,
-    /// Placements of the head's rows, by the columns they take.
-    heads: Bands,
-    /// Placements of the tail's rows (alone, as if the head were empty), by columns; each
-    /// set's list padded with entries that fit no head to a whole number of SIMD registers.
-    tails: Bands,
+    /// Placements of the head's rows, by the columns they take: the traces a tail's
+    /// queens must not have ([`Tail`]), and the head's share of the half's word.
+    heads: Bands<2>,
+    /// Placements of the tail's rows (alone, as if the head were empty), by columns, one
+    /// word each ([`Tail`]); each set's list padded with entries that fit no head to a whole
+    /// number of SIMD registers.
+    tails: Bands<1>,
+    /// The layout of a tail's word.
+    tail: Tail,
 }
 
 /// The sets of `k` of the `n` low bits (n < 32), in increasing order (Gosper's hack): the
@@ -236,6 +283,15 @@ impl Join {
         let m = n / 2;
         let head = m / 2;
         let full = (1u32 << n) - 1;
+        let t = m - head;
+        let odd = !n.is_multiple_of(2);
+        let tail = Tail {
+            left: if odd { t } else { t - 1 },
+            right: n + t,
+            shift: 2 * t,
+            low: u64::from(if odd { full } else { full >> 1 }),
+            high: u64::from(full) << n,
+        };
         let mut join = Join {
             n,
             m,
@@ -243,47 +299,47 @@ impl Join {
             full,
             heads: Bands::default(),
             tails: Bands::default(),
+            tail,
         };
-        let heads = join.bands(0, head, 1, cancel, tick, |ld, rd, _, balance| {
-            let share = join.share(ld << (m - head), rd >> (m - head), balance);
-            (join.head_test(ld, rd), share)
+        // A head's balance field is biased for the tail's bias to make the half's: each
+        // band's balance plus BAND_BIAS.
+        let bias = BAND_BIAS - TAIL_BIAS;
+        let heads = join.bands(0, head, (1, [0; 2]), cancel, tick, |p| {
+            let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
+            let share = join.share(ld << t, rd >> t, p.balance + bias);
+            [(ld << tail.left) | (rd << tail.right), share]
         })?;
-        // Every head attacks a square of the tail's first row (n > 1), so a tail whose test
-        // word has every bit fits none: the padding.
+        // Every head attacks a square of the tail's first row (n > 1), so a tail whose word
+        // has every bit fits none: the padding.
         let pad = match tier() {
             Tier::Avx512 => 8,
             Tier::Avx2 => 4,
             Tier::Portable => 1,
         };
-        let tails = join.bands(
-            head,
-            m - head,
-            pad,
-            cancel,
-            tick,
-            |ld, rd, seen, balance| (seen, join.share(ld, rd, balance)),
-        )?;
+        let tails = join.bands(head, t, (pad, [u64::MAX]), cancel, tick, |p| {
+            let field = (p.balance + TAIL_BIAS) as u64;
+            [p.seen | (field << (BALANCE_SHIFT + tail.shift))]
+        })?;
         join.heads = heads;
         join.tails = tails;
         Ok(join)
     }
 
     /// The placements of the `rows` rows from board row `first` on (as if no row above held
-    /// a queen) for every set of `rows` columns, each entry what `entry` makes of it (its
-    /// diagonals on the next row, those traced back to row `first`, its balance), each set's
-    /// list padded with `(u64::MAX, 0)` to a multiple of `pad`. Calls `tick` `n` times while
+    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it,
+    /// each set's lists padded with `padding` to a multiple of `pad`. Calls `tick` `n` times while
     /// the last row is placed; `Cancelled` if `cancel` is raised meanwhile. The rows are
     /// placed one at a time, each level set by set from the level before ([`Join::grow`]),
     /// so that every list is written in order, in one pass.
-    fn bands(
+    fn bands<const W: usize>(
         &self,
         first: u32,
         rows: u32,
-        pad: usize,
+        (pad, padding): (usize, [u64; W]),
         cancel: &AtomicBool,
         tick: &dyn Fn(),
-        entry: impl Fn(u64, u64, u64, i32) -> (u64, u64),
-    ) -> Result<Bands, CountError> {
+        entry: impl Fn(Placed) -> [u64; W],
+    ) -> Result<Bands<W>, CountError> {
         let mut level = Level::empty();
         while level.k + 1 < rows {
             if cancel.load(Ordering::Relaxed) {
@@ -308,22 +364,26 @@ impl Join {
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         let len = self.room(&level, pad);
         // A slot more: every placement tried is written, and only those that fit are kept.
-        let (mut test, mut share) = (Words::with_room(len + 1)?, Words::with_room(len + 1)?);
+        let lists: Vec<Words> = (0..W)
+            .map(|_| Words::with_room(len + 1))
+            .collect::<Result<_, _>>()?;
+        let mut lists: [Words; W] = lists.try_into().map_err(|_| CountError::Failed)?;
         let mut starts = Vec::with_capacity(sets + 1);
         starts.push(0);
         let (steps, mut ticked) = (self.n as usize, 0);
-        let (tests, shares) = (test.spare(), share.spare());
+        let mut free = lists.each_mut().map(Words::spare);
         let mut at = 0;
         for (index, set) in subsets(self.n, rows).enumerate() {
             self.grow(first, &level, set, |p, fits| {
-                let (t, s) = entry(u64::from(p.ld), u64::from(p.rd), p.seen, p.balance);
-                tests[at].write(t);
-                shares[at].write(s);
+                for (list, word) in free.iter_mut().zip(entry(p)) {
+                    list[at].write(word);
+                }
                 at += usize::from(fits);
             });
             while at % pad != 0 {
-                tests[at].write(u64::MAX);
-                shares[at].write(0);
+                for (list, word) in free.iter_mut().zip(padding) {
+                    list[at].write(word);
+                }
                 at += 1;
             }
             starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
@@ -336,10 +396,9 @@ impl Join {
                 ticked += 1;
             }
         }
-        // SAFETY: the first `at` slots of both were written above.
-        unsafe {
-            test.set_len(at);
-            share.set_len(at);
+        for list in &mut lists {
+            // SAFETY: the first `at` slots of every list were written above.
+            unsafe { list.set_len(at) };
         }
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
@@ -347,8 +406,7 @@ impl Join {
         Ok(Bands {
             k: rows,
             starts,
-            test,
-            share,
+            lists,
         })
     }
 
@@ -365,11 +423,12 @@ impl Join {
         while rest != 0 {
             let bit = rest & rest.wrapping_neg();
             rest ^= bit;
-            let balance = self.balance(first + k, bit.trailing_zeros());
-            // The new queen's diagonals traced back `k` rows to the band's first row.
-            let up_left = (bit >> k) & full;
-            let up_right = (u64::from(bit) << k) & u64::from(full);
-            let up = u64::from(up_left) | (up_right << self.n);
+            let column = bit.trailing_zeros();
+            let balance = self.balance(first + k, column);
+            // The new queen's diagonals traced back `k` rows to the band's first row, as a
+            // tail's word keeps them (`k` is below the tail's rows, so none falls below bit 0).
+            let up =
+                (1u64 << (column + self.tail.left - k)) | (1u64 << (self.tail.right + column + k));
             for p in level.get(set ^ bit) {
                 let placed = Placed {
                     seen: p.seen | up,
@@ -399,15 +458,9 @@ impl Join {
         placed + (pad - 1) * BINOMIAL[self.n as usize][k as usize + 1] as usize
     }
 
-    /// The head's test word: the diagonals it attacks on the tail's first row.
-    fn head_test(&self, ld: u64, rd: u64) -> u64 {
-        let full = u64::from(self.full);
-        (ld & full) | ((rd & full) << self.n)
-    }
-
     /// A band's share of the half's word, from the diagonals it attacks on the row under
     /// the half (on odd boards the middle row), and its balance in the top byte's field (see
-    /// [`combine`]). On even boards the field of the right-going diagonals is taken one row
+    /// [`Tail::half`]). On even boards the field of the right-going diagonals is taken one row
     /// up, which makes a top half's word and a mirrored top half's comparable as they are.
     fn share(&self, ld: u64, rd: u64, balance: i32) -> u64 {
         let full = u64::from(self.full);
@@ -576,16 +629,18 @@ impl Join {
     /// per direction.
     fn halves(&self, columns: u32, middle: Option<u32>, tier: Tier, out: &mut Vec<u64>) {
         out.clear();
-        // A half attacks the middle queen when its word has her column in either field.
+        // A half attacks the middle queen when its word has her column in either field: a
+        // head's share or a tail's word with her bits.
         let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
+        let ends = [spare, self.tail.spare(self.n, middle)];
         let mut first = columns;
         loop {
             if first.count_ones() == self.head {
-                let head = self.heads.get(first);
-                if !head.test.is_empty() {
-                    let tail = self.tails.get(columns & !first);
-                    if !tail.test.is_empty() {
-                        extend(out, head, tail, spare, tier);
+                let [test, share] = self.heads.get(first);
+                if !test.is_empty() {
+                    let [tails] = self.tails.get(columns & !first);
+                    if !tails.is_empty() {
+                        extend(out, [test, share], tails, ends, self.tail, tier);
                     }
                 }
             }
@@ -620,10 +675,18 @@ fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
     std::mem::swap(words, scratch);
 }
 
-/// Appends to `out` the halves made of a head of `heads` (but those that have bits of
-/// `spare`, the middle queen's, which no half may have) and a tail of `tails` that fits it.
-fn extend(out: &mut Vec<u64>, heads: Band, tails: Band, spare: u64, tier: Tier) {
-    let room = heads.test.len() * tails.test.len();
+/// Appends to `out` the halves made of a head of `heads` (its test words and shares, but
+/// those whose share has bits of `spare[0]`, the middle queen's, which no half may have) and
+/// a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's word).
+fn extend(
+    out: &mut Vec<u64>,
+    heads: [&[u64]; 2],
+    tails: &[u64],
+    spare: [u64; 2],
+    tail: Tail,
+    tier: Tier,
+) {
+    let room = heads[0].len() * tails.len();
     out.reserve(room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
@@ -631,32 +694,37 @@ fn extend(out: &mut Vec<u64>, heads: Band, tails: Band, spare: u64, tier: Tier) 
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
         // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { each_head_avx512(free, &heads, &tails, spare) },
+        Tier::Avx512 => unsafe { each_head_avx512(free, heads, tails, spare, tail) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { each_head_avx2(free, &heads, &tails, spare) },
-        _ => each_head(free, &heads, &tails, spare, extend_portable),
+        Tier::Avx2 => unsafe { each_head_avx2(free, heads, tails, spare, tail) },
+        _ => each_head(free, heads, tails, spare, tail, extend_portable),
     };
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
+
+/// What a head brings to [`extend`]'s loop over the tails: the bits a fitting tail's word
+/// lacks (the head's traces and the middle queen's), and the head's share.
+type Head = [u64; 2];
 
 /// [`extend`]'s loop over the heads, each head's halves written by `one` (which writes at
 /// most `tails`' length of slots, and returns how many it kept) after those kept before.
 #[inline(always)]
 fn each_head(
     free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &Band,
-    tails: &Band,
-    spare: u64,
-    one: impl Fn(&mut [std::mem::MaybeUninit<u64>], [u64; 3], &Band) -> usize,
+    [tests, shares]: [&[u64]; 2],
+    tails: &[u64],
+    [spare, spare_tail]: [u64; 2],
+    tail: Tail,
+    one: impl Fn(&mut [std::mem::MaybeUninit<u64>], Head, &[u64], Tail) -> usize,
 ) -> usize {
     let mut added = 0;
-    for (&test, &share) in heads.test.iter().zip(heads.share) {
+    for (&test, &share) in tests.iter().zip(shares) {
         if share & spare == 0 {
             // At most one head's worth of slots was kept per head before, so the rest of
             // `free` has room for this one's.
-            added += one(&mut free[added..], [test, share, spare], tails);
+            added += one(&mut free[added..], [test | spare_tail, share], tails, tail);
         }
     }
     added
@@ -667,13 +735,19 @@ fn each_head(
 #[target_feature(enable = "avx512f")]
 fn each_head_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &Band,
-    tails: &Band,
-    spare: u64,
+    heads: [&[u64]; 2],
+    tails: &[u64],
+    spare: [u64; 2],
+    tail: Tail,
 ) -> usize {
-    each_head(free, heads, tails, spare, |free, head, tails| {
-        extend_avx512(free, head, tails)
-    })
+    each_head(
+        free,
+        heads,
+        tails,
+        spare,
+        tail,
+        |free, head, tails, tail| extend_avx512(free, head, tails, tail),
+    )
 }
 
 /// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
@@ -681,86 +755,82 @@ fn each_head_avx512(
 #[target_feature(enable = "avx2")]
 fn each_head_avx2(
     free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &Band,
-    tails: &Band,
-    spare: u64,
+    heads: [&[u64]; 2],
+    tails: &[u64],
+    spare: [u64; 2],
+    tail: Tail,
 ) -> usize {
-    each_head(free, heads, tails, spare, |free, head, tails| {
-        extend_avx2(free, head, tails)
-    })
+    each_head(
+        free,
+        heads,
+        tails,
+        spare,
+        tail,
+        |free, head, tails, tail| extend_avx2(free, head, tails, tail),
+    )
 }
 
 /// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
 fn extend_portable(
     free: &mut [std::mem::MaybeUninit<u64>],
-    [test, share, spare]: [u64; 3],
-    tail: &Band,
+    [meets, share]: Head,
+    tails: &[u64],
+    tail: Tail,
 ) -> usize {
     let mut added = 0;
-    for (&seen, &rest) in tail.test.iter().zip(tail.share) {
-        free[added].write(combine(share, rest));
-        added += usize::from(test & seen == 0 && rest & spare == 0);
+    for &word in tails {
+        free[added].write(tail.half(share, word));
+        added += usize::from(meets & word == 0);
     }
     added
 }
 
-/// A half's word from its two bands' shares: the diagonal fields ORed, the balances added.
-#[inline(always)]
-pub(super) fn combine(head: u64, tail: u64) -> u64 {
-    let low = (1u64 << BALANCE_SHIFT) - 1;
-    // Only the balance fields are added: the diagonal fields reach bit 47 at n = 24.
-    ((head | tail) & low) | (head & !low).wrapping_add(tail & !low)
-}
-
-/// [`extend`]'s loop eight tails at a time, the fitting ones compressed into place.
+/// [`extend`]'s loop eight tails at a time, the fitting ones compressed in a register and
+/// stored whole.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn extend_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
-    [test, share, spare]: [u64; 3],
-    tail: &Band,
+    [meets, share]: Head,
+    tails: &[u64],
+    tail: Tail,
 ) -> usize {
     use std::arch::x86_64::*;
-    let len = tail.test.len();
+    let len = tails.len();
     let whole = len / 8 * 8;
-    let (t, h, p) = (
-        _mm512_set1_epi64(test as i64),
+    let (m, h) = (
+        _mm512_set1_epi64(meets as i64),
         _mm512_set1_epi64(share as i64),
-        _mm512_set1_epi64(spare as i64),
     );
-    let low = _mm512_set1_epi64(((1u64 << BALANCE_SHIFT) - 1) as i64);
-    // The head's balance field, added to each tail's (see [`combine`]).
-    let high = _mm512_andnot_si512(low, h);
+    let (low, high, balance) = (
+        _mm512_set1_epi64(tail.low as i64),
+        _mm512_set1_epi64(tail.high as i64),
+        _mm512_set1_epi64(TAIL_BALANCE as i64),
+    );
+    let shift = _mm_cvtsi32_si128(tail.shift as i32);
     let mut added = 0;
     for at in (0..whole).step_by(8) {
-        // SAFETY: `at + 8 <= len` for both lists; unaligned loads.
-        let (seen, rest) = unsafe {
-            (
-                _mm512_loadu_si512(tail.test.as_ptr().add(at).cast()),
-                _mm512_loadu_si512(tail.share.as_ptr().add(at).cast()),
-            )
-        };
-        let fits = _mm512_testn_epi64_mask(t, seen) & _mm512_testn_epi64_mask(p, rest);
-        let words = _mm512_or_si512(
-            _mm512_and_si512(_mm512_or_si512(h, rest), low),
-            _mm512_add_epi64(high, _mm512_andnot_si512(low, rest)),
+        // SAFETY: `at + 8 <= len`; an unaligned load.
+        let word = unsafe { _mm512_loadu_si512(tails.as_ptr().add(at).cast()) };
+        let fits = _mm512_testn_epi64_mask(m, word);
+        // As in [`Tail::half`].
+        let shifted = _mm512_srl_epi64(word, shift);
+        let half = _mm512_or_si512(
+            _mm512_add_epi64(h, _mm512_and_si512(shifted, balance)),
+            _mm512_or_si512(_mm512_and_si512(word, low), _mm512_and_si512(shifted, high)),
         );
         // SAFETY: eight words go to `free[added..]`, and `added <= at`, so they stay
         // within its `len` slots.
         unsafe {
             _mm512_storeu_si512(
                 free.as_mut_ptr().add(added).cast(),
-                _mm512_maskz_compress_epi64(fits, words),
+                _mm512_maskz_compress_epi64(fits, half),
             )
         };
         added += fits.count_ones() as usize;
     }
-    let last = Band {
-        test: &tail.test[whole..],
-        share: &tail.share[whole..],
-    };
-    added + extend_portable(&mut free[added..], [test, share, spare], &last)
+    added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)
 }
 
 /// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
@@ -770,57 +840,73 @@ fn extend_avx512(
 #[inline]
 fn extend_avx2(
     free: &mut [std::mem::MaybeUninit<u64>],
-    [test, share, spare]: [u64; 3],
-    tail: &Band,
+    [meets, share]: Head,
+    tails: &[u64],
+    tail: Tail,
 ) -> usize {
     use std::arch::x86_64::*;
-    let len = tail.test.len();
+    let len = tails.len();
     let whole = len / 4 * 4;
-    let (t, h, p) = (
-        _mm256_set1_epi64x(test as i64),
+    let (m, h) = (
+        _mm256_set1_epi64x(meets as i64),
         _mm256_set1_epi64x(share as i64),
-        _mm256_set1_epi64x(spare as i64),
     );
-    let low = _mm256_set1_epi64x(((1u64 << BALANCE_SHIFT) - 1) as i64);
-    // The head's balance field, added to each tail's (see [`combine`]).
-    let high = _mm256_andnot_si256(low, h);
+    let (low, high, balance) = (
+        _mm256_set1_epi64x(tail.low as i64),
+        _mm256_set1_epi64x(tail.high as i64),
+        _mm256_set1_epi64x(TAIL_BALANCE as i64),
+    );
+    let shift = _mm_cvtsi32_si128(tail.shift as i32);
     let zero = _mm256_setzero_si256();
     let mut added = 0;
     for at in (0..whole).step_by(4) {
-        // SAFETY: `at + 4 <= len` for both lists; unaligned loads.
-        let (seen, rest) = unsafe {
-            (
-                _mm256_loadu_si256(tail.test.as_ptr().add(at).cast()),
-                _mm256_loadu_si256(tail.share.as_ptr().add(at).cast()),
-            )
-        };
-        let meets = _mm256_or_si256(_mm256_and_si256(t, seen), _mm256_and_si256(p, rest));
-        let fits = _mm256_cmpeq_epi64(meets, zero);
+        // SAFETY: `at + 4 <= len`; an unaligned load.
+        let word = unsafe { _mm256_loadu_si256(tails.as_ptr().add(at).cast()) };
+        let fits = _mm256_cmpeq_epi64(_mm256_and_si256(m, word), zero);
         let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
-        let words = _mm256_or_si256(
-            _mm256_and_si256(_mm256_or_si256(h, rest), low),
-            _mm256_add_epi64(high, _mm256_andnot_si256(low, rest)),
+        // As in [`Tail::half`].
+        let shifted = _mm256_srl_epi64(word, shift);
+        let half = _mm256_or_si256(
+            _mm256_add_epi64(h, _mm256_and_si256(shifted, balance)),
+            _mm256_or_si256(_mm256_and_si256(word, low), _mm256_and_si256(shifted, high)),
         );
         // SAFETY: four words go to `free[added..]`, and `added <= at`, so they stay within
         // its `len` slots.
         unsafe {
             _mm256_storeu_si256(
                 free.as_mut_ptr().add(added).cast(),
-                compress_avx2(words, fits),
+                compress_avx2(half, fits),
             )
         };
         added += fits.count_ones() as usize;
     }
-    let last = Band {
-        test: &tail.test[whole..],
-        share: &tail.share[whole..],
-    };
-    added + extend_portable(&mut free[added..], [test, share, spare], &last)
+    added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{rank, subsets, unrank};
+    use super::{BALANCE_SHIFT, BAND_BIAS, Join, TAIL_BIAS, rank, subsets, unrank};
+    use std::sync::atomic::AtomicBool;
+
+    /// A half's word from a head's share and a tail's word: at n = 24 the diagonal fields
+    /// reach bit 47, where both may have a bit, kept once; only the balance fields add up.
+    #[test]
+    fn a_half_word_ors_the_diagonals_and_adds_the_balances() {
+        let join = Join::new(24, &AtomicBool::new(false), &|| {}).unwrap();
+        let tail = join.tail;
+        assert_eq!((tail.left, tail.right, tail.shift), (5, 30, 12));
+        let field = |balance: i32| (balance as u64) << BALANCE_SHIFT;
+        // The head: left-going diagonals 0 and 22 (bit 22 holds column 23 on even boards),
+        // right-going 23 (bit 47), balance 3, biased for the tail's bias.
+        let head = 1 | 1 << 22 | 1 << 47 | field(3 + 2 * BAND_BIAS - TAIL_BIAS);
+        // The tail: up-left traces at bits 1 and 22 (the same fields), an up-right trace at
+        // bit 58 (column 22 of the right-going field, bit 46, after the shift), balance -2.
+        let word = 1 << 1 | 1 << 22 | 1 << 58 | ((-2 + TAIL_BIAS) as u64) << (BALANCE_SHIFT + 12);
+        assert_eq!(
+            tail.half(head, word),
+            1 | 1 << 1 | 1 << 22 | 1 << 46 | 1 << 47 | field(1 + 2 * BAND_BIAS)
+        );
+    }
 
     #[test]
     fn ranks_number_the_sets_in_the_order_they_are_listed() {

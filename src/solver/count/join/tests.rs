@@ -5,8 +5,8 @@ use super::super::Progress;
 use super::super::subproblem::Subproblem;
 use super::fixed::turn_fixed_from;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
+use super::tables::Join;
 use super::tables::build_steps;
-use super::tables::{Join, combine};
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::{MAX, parts};
 use crate::solver::Shard;
@@ -253,15 +253,6 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
             );
         }
     }
-}
-
-#[test]
-fn a_half_word_adds_balances_without_carries_from_the_diagonals() {
-    // At n = 24 the diagonal fields reach bit 47: two words with it set must keep it, once,
-    // and add only their balance fields.
-    let field = |balance: u64| balance << BALANCE_SHIFT;
-    let (head, tail) = (1 << 47 | 1 | field(30), 1 << 47 | 2 | field(35));
-    assert_eq!(combine(head, tail), 1 << 47 | 3 | field(65));
 }
 
 #[test]
