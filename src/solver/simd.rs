@@ -6,7 +6,7 @@
 //! # Unsafe style for target-feature code
 //! Every kernel compiled for a tier is a safe `fn` with `#[target_feature(enable = ...)]`
 //! (never an `unsafe fn`), its feature list a subset of what [`Tier::available`] checks for
-//! its tier: `avx512f,avx512cd` for `Tier::Avx512`, `avx2,bmi1,bmi2,lzcnt,popcnt` for
+//! its tier: `avx512f,avx512cd,popcnt` for `Tier::Avx512`, `avx2,bmi1,bmi2,lzcnt,popcnt` for
 //! `Tier::Avx2` (the join's split-bit sampling adds the byte and GFNI features that
 //! [`has_avx512_gfni`] checks). Such a function calls another whose features are a subset of
 //! its own without `unsafe`. Calling one from code without those features takes an `unsafe`
@@ -21,7 +21,8 @@
 /// The instruction set the solver's SIMD kernels run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
-    /// AVX-512F and AVX-512CD: lanes written out in 512-bit registers.
+    /// AVX-512F and AVX-512CD (and POPCNT, which every such CPU has): lanes written out in
+    /// 512-bit registers.
     Avx512,
     /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them.
     Avx2,
@@ -143,7 +144,7 @@ pub(crate) fn has_avx512_gfni() -> bool {
 
 /// Whether this CPU has every feature the AVX-512 tier's kernels are compiled with.
 fn has_avx512() -> bool {
-    has_x86_features!("avx512f", "avx512cd")
+    has_x86_features!("avx512f", "avx512cd", "popcnt")
 }
 
 /// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.

@@ -241,7 +241,7 @@ fn partition(
 /// [`partition`]'s pass eight words at a time, each register compressed in place and stored
 /// whole (a compressing store to memory is slow on some CPUs).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,popcnt")]
 fn partition_avx512(
     words: &[u64],
     bit: u64,
@@ -387,7 +387,7 @@ pub(super) fn compress_avx2(
 /// [`partition`]'s pass four words at a time, each register compressed ([`compress_avx2`])
 /// and stored whole; the last words in plain Rust.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt")]
 fn partition_avx2(
     words: &[u64],
     bit: u64,

@@ -732,7 +732,7 @@ fn each_head(
 
 /// [`each_head`] with the AVX-512 kernel, compiled for it (the kernel inlined).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,popcnt")]
 fn each_head_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
     heads: [&[u64]; 2],
@@ -752,7 +752,7 @@ fn each_head_avx512(
 
 /// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt")]
 fn each_head_avx2(
     free: &mut [std::mem::MaybeUninit<u64>],
     heads: [&[u64]; 2],
@@ -788,7 +788,7 @@ fn extend_portable(
 /// [`extend`]'s loop eight tails at a time, the fitting ones compressed in a register and
 /// stored whole.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,popcnt")]
 #[inline]
 fn extend_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
@@ -836,7 +836,7 @@ fn extend_avx512(
 /// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
 /// by a permutation ([`compress_avx2`]) and the register stored whole.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt")]
 #[inline]
 fn extend_avx2(
     free: &mut [std::mem::MaybeUninit<u64>],
