@@ -10,7 +10,7 @@ use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::counts::CountError;
 use crate::solver::problem::Shard;
-use crate::solver::simd::{Tier, tier};
+use crate::solver::simd::Tier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many
@@ -27,37 +27,27 @@ pub(super) struct Key {
     pub(super) weight: u64,
 }
 
-/// The placements of one band of rows for every set of as many columns, as `W` parallel
-/// flat lists of words cut by set: the set of colex rank r (among the sets of `k` of the
-/// board's columns) has the entries `starts[r]..starts[r + 1]`. A lookup is a rank, no
-/// hashing, and a count's tables take one allocation per list. The heads keep two words per
-/// placement (what a tail must not meet, and the head's share of the half's word), the
-/// tails one ([`Tail`]).
-#[derive(Debug)]
+/// The placements of one band of rows for every set of as many columns, `W` words each, in
+/// one flat list cut by set: the set of colex rank r (among the sets of `k` of the board's
+/// columns) has the entries `starts[r]..starts[r + 1]`. A lookup is a rank, no hashing, and a
+/// count's table takes one allocation. The heads keep two words per placement side by side
+/// (what a tail must not meet, and the head's share of the half's word), the tails one
+/// ([`Tail`]).
+#[derive(Debug, Default)]
 struct Bands<const W: usize> {
     /// Columns per set: the band's rows.
     k: u32,
     starts: Vec<u32>,
-    lists: [Words; W],
-}
-
-impl<const W: usize> Default for Bands<W> {
-    fn default() -> Self {
-        Bands {
-            k: 0,
-            starts: Vec::new(),
-            lists: std::array::from_fn(|_| Words::default()),
-        }
-    }
+    words: Words,
 }
 
 impl<const W: usize> Bands<W> {
-    /// The placements on exactly the columns `set` (of `k` columns), one slice per list.
+    /// The words of the placements on exactly the columns `set` (of `k` columns).
     #[inline]
-    fn get(&self, set: u32) -> [&[u64]; W] {
+    fn get(&self, set: u32) -> &[u64] {
         let rank = rank(set, self.k);
         let (start, end) = (self.starts[rank] as usize, self.starts[rank + 1] as usize);
-        std::array::from_fn(|list| &self.lists[list][start..end])
+        &self.words[W * start..W * end]
     }
 }
 
@@ -304,19 +294,12 @@ impl Join {
         // A head's balance field is biased for the tail's bias to make the half's: each
         // band's balance plus BAND_BIAS.
         let bias = BAND_BIAS - TAIL_BIAS;
-        let heads = join.bands(0, head, (1, [0; 2]), cancel, tick, |p| {
+        let heads = join.bands(0, head, cancel, tick, |p| {
             let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
             let share = join.share(ld << t, rd >> t, p.balance + bias);
             [(ld << tail.left) | (rd << tail.right), share]
         })?;
-        // Every head attacks a square of the tail's first row (n > 1), so a tail whose word
-        // has every bit fits none: the padding.
-        let pad = match tier() {
-            Tier::Avx512 => 8,
-            Tier::Avx2 => 4,
-            Tier::Portable => 1,
-        };
-        let tails = join.bands(head, t, (pad, [u64::MAX]), cancel, tick, |p| {
+        let tails = join.bands(head, t, cancel, tick, |p| {
             let field = (p.balance + TAIL_BIAS) as u64;
             [p.seen | (field << (BALANCE_SHIFT + tail.shift))]
         })?;
@@ -326,8 +309,7 @@ impl Join {
     }
 
     /// The placements of the `rows` rows from board row `first` on (as if no row above held
-    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it,
-    /// each set's lists padded with `padding` to a multiple of `pad`. Calls `tick` `n` times while
+    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it. Calls `tick` `n` times while
     /// the last row is placed; `Cancelled` if `cancel` is raised meanwhile. The rows are
     /// placed one at a time, each level set by set from the level before ([`Join::grow`]),
     /// so that every list is written in order, in one pass.
@@ -335,7 +317,6 @@ impl Join {
         &self,
         first: u32,
         rows: u32,
-        (pad, padding): (usize, [u64; W]),
         cancel: &AtomicBool,
         tick: &dyn Fn(),
         entry: impl Fn(Placed) -> [u64; W],
@@ -346,7 +327,7 @@ impl Join {
                 return Err(CountError::Cancelled);
             }
             let k = level.k + 1;
-            let mut placed = Vec::with_capacity(self.room(&level, 1) + 1);
+            let mut placed = Vec::with_capacity(self.room(&level) + 1);
             let mut starts = Vec::with_capacity(BINOMIAL[self.n as usize][k as usize] as usize + 1);
             starts.push(0);
             let (free, mut at) = (placed.spare_capacity_mut(), 0);
@@ -362,30 +343,21 @@ impl Join {
             level = Level { k, starts, placed };
         }
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
-        let len = self.room(&level, pad);
-        // A slot more: every placement tried is written, and only those that fit are kept.
-        let lists: Vec<Words> = (0..W)
-            .map(|_| Words::with_room(len + 1))
-            .collect::<Result<_, _>>()?;
-        let mut lists: [Words; W] = lists.try_into().map_err(|_| CountError::Failed)?;
+        let len = self.room(&level) * W;
+        // A placement more: every one tried is written, and only those that fit are kept.
+        let mut words = Words::with_room(len + W)?;
         let mut starts = Vec::with_capacity(sets + 1);
         starts.push(0);
         let (steps, mut ticked) = (self.n as usize, 0);
-        let mut free = lists.each_mut().map(Words::spare);
+        let free = words.spare();
         let mut at = 0;
         for (index, set) in subsets(self.n, rows).enumerate() {
             self.grow(first, &level, set, |p, fits| {
-                for (list, word) in free.iter_mut().zip(entry(p)) {
-                    list[at].write(word);
+                for (slot, word) in free[W * at..W * at + W].iter_mut().zip(entry(p)) {
+                    slot.write(word);
                 }
                 at += usize::from(fits);
             });
-            while at % pad != 0 {
-                for (list, word) in free.iter_mut().zip(padding) {
-                    list[at].write(word);
-                }
-                at += 1;
-            }
             starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
             // `steps` ticks spread evenly over the sets, each after a poll.
             while ticked < (index + 1) * steps / sets {
@@ -396,17 +368,15 @@ impl Join {
                 ticked += 1;
             }
         }
-        for list in &mut lists {
-            // SAFETY: the first `at` slots of every list were written above.
-            unsafe { list.set_len(at) };
-        }
+        // SAFETY: the first `at` placements' words were written above.
+        unsafe { words.set_len(W * at) };
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
         Ok(Bands {
             k: rows,
             starts,
-            lists,
+            words,
         })
     }
 
@@ -441,12 +411,11 @@ impl Join {
         }
     }
 
-    /// Room for the level after `level` with each set's list padded to a multiple of `pad`:
-    /// per placement, the columns its diagonals leave free on the next row, and the padding
-    /// at most.
-    fn room(&self, level: &Level, pad: usize) -> usize {
+    /// Placements in the level after `level`: per placement, the columns its diagonals leave
+    /// free on the next row.
+    fn room(&self, level: &Level) -> usize {
         let k = level.k;
-        let placed: usize = subsets(self.n, k)
+        subsets(self.n, k)
             .map(|set| {
                 level
                     .get(set)
@@ -454,8 +423,7 @@ impl Join {
                     .map(|p| (self.full & !set & !p.ld & !p.rd).count_ones() as usize)
                     .sum::<usize>()
             })
-            .sum();
-        placed + (pad - 1) * BINOMIAL[self.n as usize][k as usize + 1] as usize
+            .sum()
     }
 
     /// A band's share of the half's word, from the diagonals it attacks on the row under
@@ -636,11 +604,11 @@ impl Join {
         let mut first = columns;
         loop {
             if first.count_ones() == self.head {
-                let [test, share] = self.heads.get(first);
-                if !test.is_empty() {
-                    let [tails] = self.tails.get(columns & !first);
+                let heads = self.heads.get(first);
+                if !heads.is_empty() {
+                    let tails = self.tails.get(columns & !first);
                     if !tails.is_empty() {
-                        extend(out, [test, share], tails, ends, self.tail, tier);
+                        extend(out, heads, tails, ends, self.tail, tier);
                     }
                 }
             }
@@ -675,18 +643,20 @@ fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
     std::mem::swap(words, scratch);
 }
 
-/// Appends to `out` the halves made of a head of `heads` (its test words and shares, but
-/// those whose share has bits of `spare[0]`, the middle queen's, which no half may have) and
-/// a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's word).
+/// Appends to `out` the halves made of a head of `heads` (its test word and share side by
+/// side, but those whose share has bits of `spare[0]`, the middle queen's, which no half may
+/// have) and a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's
+/// word).
 fn extend(
     out: &mut Vec<u64>,
-    heads: [&[u64]; 2],
+    heads: &[u64],
     tails: &[u64],
     spare: [u64; 2],
     tail: Tail,
     tier: Tier,
 ) {
-    let room = heads[0].len() * tails.len();
+    // A register's worth more: the SIMD kernels store whole registers.
+    let room = heads.len() / 2 * tails.len() + 8;
     out.reserve(room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
@@ -713,17 +683,18 @@ type Head = [u64; 2];
 #[inline(always)]
 fn each_head(
     free: &mut [std::mem::MaybeUninit<u64>],
-    [tests, shares]: [&[u64]; 2],
+    heads: &[u64],
     tails: &[u64],
     [spare, spare_tail]: [u64; 2],
     tail: Tail,
     one: impl Fn(&mut [std::mem::MaybeUninit<u64>], Head, &[u64], Tail) -> usize,
 ) -> usize {
     let mut added = 0;
-    for (&test, &share) in tests.iter().zip(shares) {
+    for head in heads.chunks_exact(2) {
+        let (test, share) = (head[0], head[1]);
         if share & spare == 0 {
             // At most one head's worth of slots was kept per head before, so the rest of
-            // `free` has room for this one's.
+            // `free` has room for this one's and a register more.
             added += one(&mut free[added..], [test | spare_tail, share], tails, tail);
         }
     }
@@ -735,7 +706,7 @@ fn each_head(
 #[target_feature(enable = "avx512f,popcnt")]
 fn each_head_avx512(
     free: &mut [std::mem::MaybeUninit<u64>],
-    heads: [&[u64]; 2],
+    heads: &[u64],
     tails: &[u64],
     spare: [u64; 2],
     tail: Tail,
@@ -755,7 +726,7 @@ fn each_head_avx512(
 #[target_feature(enable = "avx2,popcnt")]
 fn each_head_avx2(
     free: &mut [std::mem::MaybeUninit<u64>],
-    heads: [&[u64]; 2],
+    heads: &[u64],
     tails: &[u64],
     spare: [u64; 2],
     tail: Tail,
@@ -798,7 +769,6 @@ fn extend_avx512(
 ) -> usize {
     use std::arch::x86_64::*;
     let len = tails.len();
-    let whole = len / 8 * 8;
     let (m, h) = (
         _mm512_set1_epi64(meets as i64),
         _mm512_set1_epi64(share as i64),
@@ -809,28 +779,38 @@ fn extend_avx512(
         _mm512_set1_epi64(TAIL_BALANCE as i64),
     );
     let shift = _mm_cvtsi32_si128(tail.shift as i32);
+    let whole = len / 8 * 8;
     let mut added = 0;
-    for at in (0..whole).step_by(8) {
-        // SAFETY: `at + 8 <= len`; an unaligned load.
-        let word = unsafe { _mm512_loadu_si512(tails.as_ptr().add(at).cast()) };
-        let fits = _mm512_testn_epi64_mask(m, word);
+    let mut one = |word: __m512i, fits: __mmask8, added: usize| {
         // As in [`Tail::half`].
         let shifted = _mm512_srl_epi64(word, shift);
         let half = _mm512_or_si512(
             _mm512_add_epi64(h, _mm512_and_si512(shifted, balance)),
             _mm512_or_si512(_mm512_and_si512(word, low), _mm512_and_si512(shifted, high)),
         );
-        // SAFETY: eight words go to `free[added..]`, and `added <= at`, so they stay
-        // within its `len` slots.
+        // SAFETY: eight words go to `free[added..]`, and `added` is at most the tails
+        // before these, fewer than `len`, so they stay within its `len + 8` slots (see
+        // `each_head`).
         unsafe {
             _mm512_storeu_si512(
                 free.as_mut_ptr().add(added).cast(),
                 _mm512_maskz_compress_epi64(fits, half),
             )
         };
-        added += fits.count_ones() as usize;
+        fits.count_ones() as usize
+    };
+    for at in (0..whole).step_by(8) {
+        // SAFETY: `at + 8 <= len`; an unaligned load.
+        let word = unsafe { _mm512_loadu_si512(tails.as_ptr().add(at).cast()) };
+        added += one(word, _mm512_testn_epi64_mask(m, word), added);
     }
-    added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)
+    if whole < len {
+        let live = (0xffu32 >> (8 - (len - whole))) as u8;
+        // SAFETY: the masked load reads the `len - whole` words left, fewer than eight.
+        let word = unsafe { _mm512_maskz_loadu_epi64(live, tails.as_ptr().add(whole).cast()) };
+        added += one(word, _mm512_mask_testn_epi64_mask(live, m, word), added);
+    }
+    added
 }
 
 /// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
