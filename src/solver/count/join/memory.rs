@@ -1,6 +1,6 @@
-//! The memory of the join's tables: arrays of words that Linux can back with transparent
-//! huge pages from end to end ([`Words`]). Nothing else lives here: what the arrays hold is
-//! `tables.rs`'s.
+//! The memory of the join's tables and of the levels they are built from: arrays that Linux
+//! can back with transparent huge pages from end to end ([`Words`]). Nothing else lives here:
+//! what the arrays hold is `tables.rs`'s.
 
 use crate::solver::counts::CountError;
 use std::alloc::Layout;
@@ -10,16 +10,18 @@ use std::ptr::NonNull;
 /// A huge page on x86-64 and on most aarch64 Linux kernels.
 const HUGE: usize = 2 << 20;
 
-/// An array of words written once, front to back, then read. From half a huge page on, its
-/// memory starts on a huge page's boundary and spans whole huge pages, and Linux is asked to
-/// back it with them (transparent huge pages in `madvise` mode): inside an ordinary
-/// allocation of a few MiB (n = 19's arrays are about 4 MiB) a huge page fits once at most,
-/// and faulting the rest in 4 KiB pages, then unmapping them, was about a quarter of an
-/// empty shard's CPU. Smaller arrays are ordinary allocations; elsewhere, or when the system
-/// says no, the pages are ordinary ones. Room never written is never backed.
-pub(super) struct Words {
+/// An array of words (or other plain values) written once, front to back, then read. From a
+/// quarter of a huge page on, its memory starts on a huge page's boundary and spans whole
+/// huge pages, and Linux is asked to back it with them (transparent huge pages in `madvise`
+/// mode): inside an ordinary allocation of a few MiB (n = 19's tails are about 4 MiB) a huge
+/// page fits once at most, and faulting the rest in 4 KiB pages, then unmapping them, was
+/// about a quarter of an empty shard's CPU; below a MiB, zeroing a whole huge page still
+/// costs less than faulting a few hundred small ones. Smaller arrays are ordinary
+/// allocations; elsewhere, or when the system says no, the pages are ordinary ones. Room
+/// never written is never backed.
+pub(super) struct Words<T: Copy = u64> {
     /// The start of the allocation (dangling while nothing is allocated).
-    start: NonNull<u64>,
+    start: NonNull<T>,
     /// Words written so far, from the start.
     len: usize,
     /// Words the allocation holds.
@@ -28,21 +30,22 @@ pub(super) struct Words {
     layout: Layout,
 }
 
-// SAFETY: `Words` owns its memory alone, as a `Box<[u64]>` does, and hands it out only
-// through `&self` (shared reads) and `&mut self` (exclusive writes).
-unsafe impl Send for Words {}
+// SAFETY: `Words` owns its memory alone, as a `Box<[T]>` does, and hands it out only
+// through `&self` (shared reads) and `&mut self` (exclusive writes); `T: Copy + Send` values
+// hold no references of their own to share.
+unsafe impl<T: Copy + Send> Send for Words<T> {}
 // SAFETY: as for `Send`: shared access only reads.
-unsafe impl Sync for Words {}
+unsafe impl<T: Copy + Sync> Sync for Words<T> {}
 
-impl std::fmt::Debug for Words {
+impl<T: Copy> std::fmt::Debug for Words<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Words({} of {})", self.len, self.room)
     }
 }
 
-impl Default for Words {
+impl<T: Copy> Default for Words<T> {
     /// No words, no allocation.
-    fn default() -> Words {
+    fn default() -> Words<T> {
         Words {
             start: NonNull::dangling(),
             len: 0,
@@ -52,27 +55,29 @@ impl Default for Words {
     }
 }
 
-impl Words {
+impl<T: Copy> Words<T> {
     /// No words yet, with room for `room` of them.
-    pub(super) fn with_room(room: usize) -> Result<Words, CountError> {
+    pub(super) fn with_room(room: usize) -> Result<Words<T>, CountError> {
         let mut words = Words::default();
-        let bytes = room.checked_mul(8).ok_or(CountError::Overflow)?;
+        let bytes = room
+            .checked_mul(size_of::<T>())
+            .ok_or(CountError::Overflow)?;
         if bytes == 0 {
             return Ok(words);
         }
-        let huge = bytes >= HUGE / 2;
+        let huge = bytes >= HUGE / 4;
         let (size, align) = if huge {
             (bytes.next_multiple_of(HUGE), HUGE)
         } else {
-            (bytes, align_of::<u64>())
+            (bytes, align_of::<T>())
         };
         let layout = Layout::from_size_align(size, align).map_err(|_| CountError::Overflow)?;
         // SAFETY: the layout's size is not zero.
         let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(start) = NonNull::new(raw.cast::<u64>()) else {
+        let Some(start) = NonNull::new(raw.cast::<T>()) else {
             std::alloc::handle_alloc_error(layout);
         };
-        (words.start, words.room, words.layout) = (start, size / 8, layout);
+        (words.start, words.room, words.layout) = (start, size / size_of::<T>(), layout);
         #[cfg(target_os = "linux")]
         if huge {
             // SAFETY: the range is the allocation itself, which starts on a huge page's
@@ -85,7 +90,7 @@ impl Words {
 
     /// The room after the words written, to write the next ones into before
     /// [`Words::set_len`] takes them in.
-    pub(super) fn spare(&mut self) -> &mut [MaybeUninit<u64>] {
+    pub(super) fn spare(&mut self) -> &mut [MaybeUninit<T>] {
         // SAFETY: the slots from `len` to `room` lie inside the allocation (or `room` is 0
         // and the pointer dangling but aligned), and `&mut self` makes the access exclusive;
         // as `MaybeUninit` they need not be written yet.
@@ -107,17 +112,17 @@ impl Words {
     }
 }
 
-impl std::ops::Deref for Words {
-    type Target = [u64];
+impl<T: Copy> std::ops::Deref for Words<T> {
+    type Target = [T];
 
-    fn deref(&self) -> &[u64] {
+    fn deref(&self) -> &[T] {
         // SAFETY: the first `len` words are written, inside the allocation (or `len` is 0
         // and the pointer dangling but aligned).
         unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 }
 
-impl Drop for Words {
+impl<T: Copy> Drop for Words<T> {
     fn drop(&mut self) {
         if self.layout.size() > 0 {
             // SAFETY: the memory was allocated with this layout by `with_room` and is freed
@@ -142,7 +147,7 @@ mod tests {
             HUGE / 8 + 3,
             3 * HUGE / 8,
         ] {
-            let mut words = Words::with_room(room).unwrap();
+            let mut words = Words::<u64>::with_room(room).unwrap();
             assert!(words.spare().len() >= room, "{room}");
             let half = room / 2;
             for (at, slot) in words.spare()[..half].iter_mut().enumerate() {
@@ -162,7 +167,7 @@ mod tests {
                     .enumerate()
                     .all(|(at, &w)| w == at as u64 ^ 0x5555)
             );
-            if room * 8 >= HUGE / 2 {
+            if room * 8 >= HUGE / 4 {
                 assert_eq!(words.as_ptr() as usize % HUGE, 0, "{room}");
             }
         }

@@ -10,7 +10,7 @@ use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::solver::counts::CountError;
 use crate::solver::problem::Shard;
-use crate::solver::simd::Tier;
+use crate::solver::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many
@@ -195,29 +195,158 @@ struct Placed {
 struct Level {
     k: u32,
     starts: Vec<u32>,
-    placed: Vec<Placed>,
+    placed: Words<Placed>,
 }
 
 impl Level {
     /// No rows: one placement, on the empty set.
-    fn empty() -> Level {
-        Level {
+    fn empty() -> Result<Level, CountError> {
+        let mut placed = Words::with_room(1)?;
+        placed.spare()[0].write(Placed {
+            seen: 0,
+            ld: 0,
+            rd: 0,
+            balance: 0,
+        });
+        // SAFETY: the one slot was written just now.
+        unsafe { placed.set_len(1) };
+        Ok(Level {
             k: 0,
             starts: vec![0, 1],
-            placed: vec![Placed {
-                seen: 0,
-                ld: 0,
-                rd: 0,
-                balance: 0,
-            }],
-        }
+            placed,
+        })
     }
 
     /// The placements on exactly the columns `set` (of `k` columns).
     #[inline]
     fn get(&self, set: u32) -> &[Placed] {
+        &self.placed[self.range(set)]
+    }
+
+    /// Where the placements on exactly the columns `set` lie in the level's list.
+    #[inline]
+    fn range(&self, set: u32) -> std::ops::Range<usize> {
         let rank = rank(set, self.k);
-        &self.placed[self.starts[rank] as usize..self.starts[rank + 1] as usize]
+        self.starts[rank] as usize..self.starts[rank + 1] as usize
+    }
+}
+
+/// A table's `steps` ticks spread evenly over its `sets` sets as they are built, each after
+/// a poll of `cancel`.
+struct Ticks<'a> {
+    steps: usize,
+    sets: usize,
+    ticked: usize,
+    cancel: &'a AtomicBool,
+    tick: &'a dyn Fn(),
+}
+
+impl<'a> Ticks<'a> {
+    /// None given yet.
+    fn new(steps: usize, sets: usize, cancel: &'a AtomicBool, tick: &'a dyn Fn()) -> Ticks<'a> {
+        Ticks {
+            steps,
+            sets,
+            ticked: 0,
+            cancel,
+            tick,
+        }
+    }
+
+    /// The ticks due once the set of rank `index` is built; `Cancelled` if `cancel` is
+    /// raised before one of them.
+    fn after(&mut self, index: usize) -> Result<(), CountError> {
+        while self.ticked < (index + 1) * self.steps / self.sets {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(CountError::Cancelled);
+            }
+            (self.tick)();
+            self.ticked += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The tail's last queen on one column, for [`Join::tails`]: her column's bit, her traces in
+/// a tail's word, and her balance where the word keeps it.
+#[derive(Clone, Copy)]
+struct Last {
+    bit: u64,
+    up: u64,
+    balance: u64,
+}
+
+impl Last {
+    /// Writes to `free` the tail words of the placements before (their words so far and the
+    /// columns they attack on her row) that leave her column free, with her added, and
+    /// returns how many; `free` has room for them and eight slots more.
+    fn place(
+        self,
+        free: &mut [std::mem::MaybeUninit<u64>],
+        words: &[u64],
+        attacks: &[u64],
+        tier: Tier,
+    ) -> usize {
+        match tier {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a join's tier comes from `tier()`, so the CPU has the AVX-512 tier's
+            // features (see `simd.rs`).
+            Tier::Avx512 => unsafe { self.place_avx512(free, words, attacks) },
+            _ => self.place_portable(free, words, attacks),
+        }
+    }
+
+    /// [`Last::place`] in plain Rust: every slot is written, and only fitting ones advance.
+    fn place_portable(
+        self,
+        free: &mut [std::mem::MaybeUninit<u64>],
+        words: &[u64],
+        attacks: &[u64],
+    ) -> usize {
+        let mut added = 0;
+        for (&word, &attack) in words.iter().zip(attacks) {
+            free[added].write((word | self.up).wrapping_add(self.balance));
+            added += usize::from(attack & self.bit == 0);
+        }
+        added
+    }
+
+    /// [`Last::place`] eight placements at a time, the fitting ones compressed in a register
+    /// and stored whole.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,popcnt")]
+    fn place_avx512(
+        self,
+        free: &mut [std::mem::MaybeUninit<u64>],
+        words: &[u64],
+        attacks: &[u64],
+    ) -> usize {
+        use std::arch::x86_64::*;
+        let (bit, up, balance) = (
+            _mm512_set1_epi64(self.bit as i64),
+            _mm512_set1_epi64(self.up as i64),
+            _mm512_set1_epi64(self.balance as i64),
+        );
+        let len = words.len().min(attacks.len());
+        let mut added = 0;
+        for at in (0..len).step_by(8) {
+            let live = (0xffu32 >> (8 - (len - at).min(8))) as u8;
+            // SAFETY: the masked loads read the words left from `at`, eight at most, of both
+            // lists; the store writes eight slots from `added`, at most the placements kept
+            // so far, within `free`'s room for all of them and eight more.
+            unsafe {
+                let word = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
+                let attack = _mm512_maskz_loadu_epi64(live, attacks.as_ptr().add(at).cast());
+                let fits = _mm512_mask_testn_epi64_mask(live, attack, bit);
+                let made = _mm512_add_epi64(_mm512_or_si512(word, up), balance);
+                _mm512_storeu_si512(
+                    free.as_mut_ptr().add(added).cast(),
+                    _mm512_maskz_compress_epi64(fits, made),
+                );
+                added += fits.count_ones() as usize;
+            }
+        }
+        added
     }
 }
 
@@ -299,10 +428,7 @@ impl Join {
             let share = join.share(ld << t, rd >> t, p.balance + bias);
             [(ld << tail.left) | (rd << tail.right), share]
         })?;
-        let tails = join.bands(head, t, cancel, tick, |p| {
-            let field = (p.balance + TAIL_BIAS) as u64;
-            [p.seen | (field << (BALANCE_SHIFT + tail.shift))]
-        })?;
+        let tails = join.tails(cancel, tick, tier())?;
         join.heads = heads;
         join.tails = tails;
         Ok(join)
@@ -321,16 +447,117 @@ impl Join {
         tick: &dyn Fn(),
         entry: impl Fn(Placed) -> [u64; W],
     ) -> Result<Bands<W>, CountError> {
-        let mut level = Level::empty();
-        while level.k + 1 < rows {
+        let level = self.level(first, rows - 1, cancel)?;
+        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
+        let len = self.room(&level) * W;
+        // A placement more: every one tried is written, and only those that fit are kept.
+        let mut words = Words::with_room(len + W)?;
+        let mut starts = Vec::with_capacity(sets + 1);
+        starts.push(0);
+        let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
+        let free = words.spare();
+        let mut at = 0;
+        for (index, set) in subsets(self.n, rows).enumerate() {
+            self.grow(first, &level, set, |p, fits| {
+                for (slot, word) in free[W * at..W * at + W].iter_mut().zip(entry(p)) {
+                    slot.write(word);
+                }
+                at += usize::from(fits);
+            });
+            starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
+            ticks.after(index)?;
+        }
+        // SAFETY: the first `at` placements' words were written above.
+        unsafe { words.set_len(W * at) };
+        Ok(Bands {
+            k: rows,
+            starts,
+            words,
+        })
+    }
+
+    /// The tails' table: [`Join::bands`] for the tail's `t` rows from row `head`, each entry
+    /// its [`Tail`] word, the last row placed by a SIMD kernel in `tier` (the one part of
+    /// the build that a shard of n = 19 spends a millisecond on).
+    fn tails(
+        &self,
+        cancel: &AtomicBool,
+        tick: &dyn Fn(),
+        tier: Tier,
+    ) -> Result<Bands<1>, CountError> {
+        let (first, rows) = (self.head, self.m - self.head);
+        let level = self.level(first, rows - 1, cancel)?;
+        let k = level.k;
+        let balance_at = BALANCE_SHIFT + self.tail.shift;
+        // Per placement of the rows before: its word so far, then (a list further on) the
+        // columns it attacks on the last row; one allocation.
+        let count = level.placed.len();
+        let mut before = Words::with_room(2 * count)?;
+        for (slot, p) in before.spare().iter_mut().zip(level.placed.iter()) {
+            slot.write(p.seen | (((p.balance + TAIL_BIAS) as u64) << balance_at));
+        }
+        for (slot, p) in before.spare()[count..].iter_mut().zip(level.placed.iter()) {
+            slot.write(u64::from(p.ld | p.rd));
+        }
+        // SAFETY: both halves of the room were written just now.
+        unsafe { before.set_len(2 * count) };
+        let (starts_with, attacks) = before.split_at(count);
+        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
+        // A register's worth more: the kernels store whole registers.
+        let mut words = Words::with_room(self.room(&level) + 8)?;
+        let mut starts = Vec::with_capacity(sets + 1);
+        starts.push(0);
+        let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
+        let free = words.spare();
+        let mut at = 0;
+        for (index, set) in subsets(self.n, rows).enumerate() {
+            let mut rest = set;
+            while rest != 0 {
+                let bit = rest & rest.wrapping_neg();
+                rest ^= bit;
+                let column = bit.trailing_zeros();
+                let up = (1u64 << (column + self.tail.left - k))
+                    | (1u64 << (self.tail.right + column + k));
+                let balance = ((self.balance(first + k, column) as i64) << balance_at) as u64;
+                let before = level.range(set ^ bit);
+                let last = Last {
+                    bit: u64::from(bit),
+                    up,
+                    balance,
+                };
+                at += last.place(
+                    &mut free[at..],
+                    &starts_with[before.clone()],
+                    &attacks[before],
+                    tier,
+                );
+            }
+            starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
+            ticks.after(index)?;
+        }
+        // SAFETY: the first `at` words were written above.
+        unsafe { words.set_len(at) };
+        Ok(Bands {
+            k: rows,
+            starts,
+            words,
+        })
+    }
+
+    /// The placements of `rows` rows from board row `first` on (as if no row above held a
+    /// queen) for every set of `rows` columns, a level at a time from none; `Cancelled` if
+    /// `cancel` is raised meanwhile.
+    fn level(&self, first: u32, rows: u32, cancel: &AtomicBool) -> Result<Level, CountError> {
+        let mut level = Level::empty()?;
+        while level.k < rows {
             if cancel.load(Ordering::Relaxed) {
                 return Err(CountError::Cancelled);
             }
             let k = level.k + 1;
-            let mut placed = Vec::with_capacity(self.room(&level) + 1);
+            let mut placed = Words::with_room(self.room(&level) + 1)?;
             let mut starts = Vec::with_capacity(BINOMIAL[self.n as usize][k as usize] as usize + 1);
             starts.push(0);
-            let (free, mut at) = (placed.spare_capacity_mut(), 0);
+            let (free, mut at) = (placed.spare(), 0);
             for set in subsets(self.n, k) {
                 self.grow(first, &level, set, |p, fits| {
                     free[at].write(p);
@@ -342,42 +569,7 @@ impl Join {
             unsafe { placed.set_len(at) };
             level = Level { k, starts, placed };
         }
-        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
-        let len = self.room(&level) * W;
-        // A placement more: every one tried is written, and only those that fit are kept.
-        let mut words = Words::with_room(len + W)?;
-        let mut starts = Vec::with_capacity(sets + 1);
-        starts.push(0);
-        let (steps, mut ticked) = (self.n as usize, 0);
-        let free = words.spare();
-        let mut at = 0;
-        for (index, set) in subsets(self.n, rows).enumerate() {
-            self.grow(first, &level, set, |p, fits| {
-                for (slot, word) in free[W * at..W * at + W].iter_mut().zip(entry(p)) {
-                    slot.write(word);
-                }
-                at += usize::from(fits);
-            });
-            starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
-            // `steps` ticks spread evenly over the sets, each after a poll.
-            while ticked < (index + 1) * steps / sets {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(CountError::Cancelled);
-                }
-                tick();
-                ticked += 1;
-            }
-        }
-        // SAFETY: the first `at` placements' words were written above.
-        unsafe { words.set_len(W * at) };
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
-        }
-        Ok(Bands {
-            k: rows,
-            starts,
-            words,
-        })
+        Ok(level)
     }
 
     /// Calls `found` with each placement of the band's first `level.k + 1` rows (from board
