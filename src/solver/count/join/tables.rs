@@ -96,10 +96,11 @@ impl Tail {
     }
 }
 
-/// How many times [`Join::new`] calls its `tick` for size `n`: `n` times for each of the two
-/// tables, spread over the sets as their last row is placed.
+/// How many times [`Join::new`] calls its `tick` for size `n`: `n` times per row of each
+/// band (the head's and the tail's, `n / 2` rows in all), spread over the sets as each row is
+/// placed.
 pub(super) fn build_steps(n: u32) -> u64 {
-    2 * u64::from(n)
+    u64::from(n) * u64::from(n / 2)
 }
 
 /// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
@@ -435,10 +436,10 @@ impl Join {
     }
 
     /// The placements of the `rows` rows from board row `first` on (as if no row above held
-    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it. Calls `tick` `n` times while
-    /// the last row is placed; `Cancelled` if `cancel` is raised meanwhile. The rows are
-    /// placed one at a time, each level set by set from the level before ([`Join::grow`]),
-    /// so that every list is written in order, in one pass.
+    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it.
+    /// Calls `tick` `n` times per row as it is placed; `Cancelled` if `cancel` is raised
+    /// meanwhile. The rows are placed one at a time, each level set by set from the level
+    /// before ([`Join::grow`]), so that every list is written in order, in one pass.
     fn bands<const W: usize>(
         &self,
         first: u32,
@@ -447,7 +448,7 @@ impl Join {
         tick: &dyn Fn(),
         entry: impl Fn(Placed) -> [u64; W],
     ) -> Result<Bands<W>, CountError> {
-        let level = self.level(first, rows - 1, cancel)?;
+        let level = self.level(first, rows - 1, cancel, tick)?;
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         let len = self.room(&level) * W;
         // A placement more: every one tried is written, and only those that fit are kept.
@@ -486,7 +487,7 @@ impl Join {
         tier: Tier,
     ) -> Result<Bands<1>, CountError> {
         let (first, rows) = (self.head, self.m - self.head);
-        let level = self.level(first, rows - 1, cancel)?;
+        let level = self.level(first, rows - 1, cancel, tick)?;
         let k = level.k;
         let balance_at = BALANCE_SHIFT + self.tail.shift;
         // Per placement of the rows before: its word so far, then (a list further on) the
@@ -545,25 +546,31 @@ impl Join {
     }
 
     /// The placements of `rows` rows from board row `first` on (as if no row above held a
-    /// queen) for every set of `rows` columns, a level at a time from none; `Cancelled` if
-    /// `cancel` is raised meanwhile.
-    fn level(&self, first: u32, rows: u32, cancel: &AtomicBool) -> Result<Level, CountError> {
+    /// queen) for every set of `rows` columns, a level at a time from none, calling `tick`
+    /// `n` times per level; `Cancelled` if `cancel` is raised meanwhile.
+    fn level(
+        &self,
+        first: u32,
+        rows: u32,
+        cancel: &AtomicBool,
+        tick: &dyn Fn(),
+    ) -> Result<Level, CountError> {
         let mut level = Level::empty()?;
         while level.k < rows {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(CountError::Cancelled);
-            }
             let k = level.k + 1;
+            let sets = BINOMIAL[self.n as usize][k as usize] as usize;
+            let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
             let mut placed = Words::with_room(self.room(&level) + 1)?;
             let mut starts = Vec::with_capacity(BINOMIAL[self.n as usize][k as usize] as usize + 1);
             starts.push(0);
             let (free, mut at) = (placed.spare(), 0);
-            for set in subsets(self.n, k) {
+            for (index, set) in subsets(self.n, k).enumerate() {
                 self.grow(first, &level, set, |p, fits| {
                     free[at].write(p);
                     at += usize::from(fits);
                 });
                 starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
+                ticks.after(index)?;
             }
             // SAFETY: the first `at` slots were written above.
             unsafe { placed.set_len(at) };
