@@ -59,8 +59,8 @@ const FROM: u32 = 16;
 
 /// The largest size the join takes: a half's word holds the two diagonal fields of n = 24
 /// under the balances' bytes (`word.rs`), and a count stays under 2 GiB there (peak RSS of
-/// `queens count N --local --shard I/K`, 2 threads, AVX-512: n = 23 370 MiB, n = 24
-/// 1.3 GiB). Beyond it Count takes the border constellations.
+/// `queens count N --local --shard I/K`, 2 threads, AVX-512: n = 23 243 MiB, n = 24
+/// 1.2 GiB). Beyond it Count takes the border constellations.
 pub(super) const MAX: u32 = 24;
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
