@@ -26,8 +26,8 @@
 //!
 //! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
 //! The keys and tables live in `tables.rs`, the pair counting and its SIMD kernels in
-//! `sieve.rs`, the layout of a half's word in `word.rs`, the turn-fixed search in
-//! `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
+//! `sieve.rs`, the layout of a half's word in `word.rs`, the tables' huge-page arrays in
+//! `memory.rs`, the turn-fixed search in `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
 //! `count/mod.rs` picks a shard's parts and keeps fixed queens on the border
 //! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 

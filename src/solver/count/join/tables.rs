@@ -1,7 +1,8 @@
 //! The join's tables and keys: the placements of each half's two bands of rows by the
-//! columns they take ([`Join`]), the keys (one per orbit of the two mirrors, [`Key`]), and
-//! the building of a key's half words from them (with its AVX-512 and AVX2 kernels). The pair counting
-//! lives in `sieve.rs`, the word layout in `word.rs`.
+//! columns they take ([`Join`]), built a row at a time, the keys (one per orbit of the two
+//! mirrors, [`Key`]), and the building of a key's half words from them (with its AVX-512 and
+//! AVX2 kernels). The pair counting lives in `sieve.rs`, the word layout in `word.rs`, the
+//! tables' memory in `memory.rs`.
 
 use super::memory::Words;
 use super::sieve::Sieve;
