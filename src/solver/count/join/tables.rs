@@ -91,6 +91,14 @@ impl Tail {
         (head + (shifted & TAIL_BALANCE)) | (word & self.low) | (shifted & self.high)
     }
 
+    /// A queen's diagonals on `column`, `k` rows below a band's first row, traced back to
+    /// it as a tail's word keeps them (`k` is below the tail's rows, so none falls below
+    /// bit 0).
+    #[inline(always)]
+    fn trace(self, column: u32, k: u32) -> u64 {
+        (1u64 << (column + self.left - k)) | (1u64 << (self.right + column + k))
+    }
+
     /// The middle queen's bits in a tail's word: a half whose tail has one attacks her.
     fn spare(self, n: u32, middle: Option<u32>) -> u64 {
         middle.map_or(0, |q| (1u64 << q) | (1u64 << (n + q + self.shift)))
@@ -425,7 +433,7 @@ impl Join {
         // A head's balance field is biased for the tail's bias to make the half's: each
         // band's balance plus BAND_BIAS.
         let bias = BAND_BIAS - TAIL_BIAS;
-        let heads = join.bands(0, head, cancel, tick, |p| {
+        let heads = join.heads(cancel, tick, |p| {
             let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
             let share = join.share(ld << t, rd >> t, p.balance + bias);
             [(ld << tail.left) | (rd << tail.right), share]
@@ -436,51 +444,34 @@ impl Join {
         Ok(join)
     }
 
-    /// The placements of the `rows` rows from board row `first` on (as if no row above held
-    /// a queen) for every set of `rows` columns, each entry the words `entry` makes of it.
-    /// Calls `tick` `n` times per row as it is placed; `Cancelled` if `cancel` is raised
-    /// meanwhile. The rows are placed one at a time, each level set by set from the level
-    /// before ([`Join::grow`]), so that every list is written in order, in one pass.
-    fn bands<const W: usize>(
+    /// The heads' table: the placements of the head's rows from row 0 (as if no row above
+    /// held a queen) for every set of as many columns, each entry the words `entry` makes of
+    /// it. The rows are placed one at a time, each level set by set from the level before
+    /// ([`Join::grow`]), so that every list is written in order, in one pass.
+    fn heads(
         &self,
-        first: u32,
-        rows: u32,
         cancel: &AtomicBool,
         tick: &dyn Fn(),
-        entry: impl Fn(Placed) -> [u64; W],
-    ) -> Result<Bands<W>, CountError> {
-        let level = self.level(first, rows - 1, cancel, tick)?;
-        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
-        let len = self.room(&level) * W;
+        entry: impl Fn(Placed) -> [u64; 2],
+    ) -> Result<Bands<2>, CountError> {
+        let level = self.level(0, self.head - 1, cancel, tick)?;
         // A placement more: every one tried is written, and only those that fit are kept.
-        let mut words = Words::with_room(len + W)?;
-        let mut starts = Vec::with_capacity(sets + 1);
-        starts.push(0);
-        let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
-        let free = words.spare();
-        let mut at = 0;
-        for (index, set) in subsets(self.n, rows).enumerate() {
-            self.grow(first, &level, set, |p, fits| {
-                for (slot, word) in free[W * at..W * at + W].iter_mut().zip(entry(p)) {
+        let room = 2 * (self.room(&level) + 1);
+        self.table(self.head, room, cancel, tick, |set, free| {
+            let mut at = 0;
+            self.grow(0, &level, set, |p, fits| {
+                for (slot, word) in free[2 * at..2 * at + 2].iter_mut().zip(entry(p)) {
                     slot.write(word);
                 }
                 at += usize::from(fits);
             });
-            starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
-            ticks.after(index)?;
-        }
-        // SAFETY: the first `at` placements' words were written above.
-        unsafe { words.set_len(W * at) };
-        Ok(Bands {
-            k: rows,
-            starts,
-            words,
+            at
         })
     }
 
-    /// The tails' table: [`Join::bands`] for the tail's `t` rows from row `head`, each entry
-    /// its [`Tail`] word, the last row placed by a SIMD kernel in `tier` (the one part of
-    /// the build that a shard of n = 19 spends a millisecond on).
+    /// The tails' table: the placements of the tail's rows from row `head`, as for the
+    /// heads, each entry its [`Tail`] word, the last row placed by a SIMD kernel in `tier`
+    /// (the one part of the build that a shard of n = 19 spends a millisecond on).
     fn tails(
         &self,
         cancel: &AtomicBool,
@@ -504,29 +495,20 @@ impl Join {
         // SAFETY: both halves of the room were written just now.
         unsafe { before.set_len(2 * count) };
         let (starts_with, attacks) = before.split_at(count);
-        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         // A register's worth more: the kernels store whole registers.
-        let mut words = Words::with_room(self.room(&level) + 8)?;
-        let mut starts = Vec::with_capacity(sets + 1);
-        starts.push(0);
-        let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
-        let free = words.spare();
-        let mut at = 0;
-        for (index, set) in subsets(self.n, rows).enumerate() {
-            let mut rest = set;
+        let room = self.room(&level) + 8;
+        self.table(rows, room, cancel, tick, |set, free| {
+            let (mut at, mut rest) = (0, set);
             while rest != 0 {
                 let bit = rest & rest.wrapping_neg();
                 rest ^= bit;
                 let column = bit.trailing_zeros();
-                let up = (1u64 << (column + self.tail.left - k))
-                    | (1u64 << (self.tail.right + column + k));
-                let balance = ((self.balance(first + k, column) as i64) << balance_at) as u64;
-                let before = level.range(set ^ bit);
                 let last = Last {
                     bit: u64::from(bit),
-                    up,
-                    balance,
+                    up: self.tail.trace(column, k),
+                    balance: ((self.balance(first + k, column) as i64) << balance_at) as u64,
                 };
+                let before = level.range(set ^ bit);
                 at += last.place(
                     &mut free[at..],
                     &starts_with[before.clone()],
@@ -534,11 +516,36 @@ impl Join {
                     tier,
                 );
             }
+            at
+        })
+    }
+
+    /// A table of `W` words per placement of `rows` rows, in `room` words: `fill` writes
+    /// the placements on one set of columns to the front of the room it is given (with room
+    /// for all that are left) and says how many it wrote. Calls `tick` `n` times, spread over
+    /// the sets; `Cancelled` if `cancel` is raised meanwhile.
+    fn table<const W: usize>(
+        &self,
+        rows: u32,
+        room: usize,
+        cancel: &AtomicBool,
+        tick: &dyn Fn(),
+        mut fill: impl FnMut(u32, &mut [std::mem::MaybeUninit<u64>]) -> usize,
+    ) -> Result<Bands<W>, CountError> {
+        let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
+        let mut words = Words::with_room(room)?;
+        let mut starts = Vec::with_capacity(sets + 1);
+        starts.push(0);
+        let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
+        let free = words.spare();
+        let mut at = 0;
+        for (index, set) in subsets(self.n, rows).enumerate() {
+            at += fill(set, &mut free[W * at..]);
             starts.push(u32::try_from(at).map_err(|_| CountError::Overflow)?);
             ticks.after(index)?;
         }
-        // SAFETY: the first `at` words were written above.
-        unsafe { words.set_len(at) };
+        // SAFETY: `fill` wrote the first `at` placements' words.
+        unsafe { words.set_len(W * at) };
         Ok(Bands {
             k: rows,
             starts,
@@ -595,10 +602,7 @@ impl Join {
             rest ^= bit;
             let column = bit.trailing_zeros();
             let balance = self.balance(first + k, column);
-            // The new queen's diagonals traced back `k` rows to the band's first row, as a
-            // tail's word keeps them (`k` is below the tail's rows, so none falls below bit 0).
-            let up =
-                (1u64 << (column + self.tail.left - k)) | (1u64 << (self.tail.right + column + k));
+            let up = self.tail.trace(column, k);
             for p in level.get(set ^ bit) {
                 let placed = Placed {
                     seen: p.seen | up,
