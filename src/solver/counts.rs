@@ -97,4 +97,11 @@ pub enum CountError {
     /// A search thread panicked (a bug).
     #[error("a search thread failed")]
     Failed,
+    /// An allocation of this many bytes failed: the system had less memory than the count
+    /// needed.
+    #[error("the count could not allocate {bytes} bytes of memory")]
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: u64,
+    },
 }

@@ -49,7 +49,9 @@ mod oeis;
 #[cfg(test)]
 mod tests;
 
-pub use count::{CountOptions, Progress, answers_turn_fixed, count};
+pub use count::{
+    CountMemory, CountOptions, Hold, Progress, answers_turn_fixed, count, count_memory,
+};
 pub use counts::{CountError, Counts, PartsError};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;

@@ -189,6 +189,27 @@ impl fmt::Display for QueryError {
 
 impl std::error::Error for QueryError {}
 
+impl QueryError {
+    /// The request field at fault as a path of the proto's field names (`n`, `fixed[2]`,
+    /// `shard.index`, `start_after[3]`), the one the message starts with, for a client's
+    /// `BadRequest`; a square off the board is named down to its coordinate (`fixed[2].row`,
+    /// or `fixed[2].column` when only the column is off).
+    pub fn field(&self) -> String {
+        match *self {
+            QueryError::BoardSize { .. } => "n".into(),
+            QueryError::FixedOffBoard { index, square, n } if square.row >= n => {
+                format!("fixed[{index}].row")
+            }
+            QueryError::FixedOffBoard { index, .. } => format!("fixed[{index}].column"),
+            QueryError::FixedDuplicate { index, .. } => format!("fixed[{index}]"),
+            QueryError::FundamentalWithFixed => "fundamental".into(),
+            QueryError::ShardIndex { .. } => "shard.index".into(),
+            QueryError::StartAfterLength { .. } => "start_after".into(),
+            QueryError::StartAfterEntry { index, .. } => format!("start_after[{index}]"),
+        }
+    }
+}
+
 /// A validated question: which board, which queens are fixed, whether only the
 /// representatives of symmetry classes are wanted, and which part of the search.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -386,6 +386,47 @@ fn invalid_questions_name_their_field() {
     );
 }
 
+#[test]
+fn every_refusal_gives_its_proto_field_path() {
+    let sq = |row, column| Square { row, column };
+    let refused = |n, fixed: &[Square], fundamental, shard| {
+        Problem::new(n, fixed, fundamental, shard).expect_err("refused")
+    };
+    let p = problem(4, &[], false, Shard::WHOLE);
+    let cases = [
+        (refused(0, &[], false, Shard::WHOLE), "n"),
+        (refused(8, &[sq(8, 0)], false, Shard::WHOLE), "fixed[0].row"),
+        (refused(8, &[sq(9, 9)], false, Shard::WHOLE), "fixed[0].row"),
+        (
+            refused(8, &[sq(0, 1), sq(2, 9)], false, Shard::WHOLE),
+            "fixed[1].column",
+        ),
+        (
+            refused(8, &[sq(1, 1), sq(2, 2), sq(1, 1)], false, Shard::WHOLE),
+            "fixed[2]",
+        ),
+        (refused(8, &[sq(1, 1)], true, Shard::WHOLE), "fundamental"),
+        (
+            refused(8, &[], false, Shard { index: 3, count: 3 }),
+            "shard.index",
+        ),
+        (p.check_start_after(&[1, 2, 3]).unwrap_err(), "start_after"),
+        (
+            p.check_start_after(&[1, 2, 4, 0]).unwrap_err(),
+            "start_after[2]",
+        ),
+    ];
+    for (error, field) in cases {
+        assert_eq!(error.field(), field, "{error}");
+        // The message starts with the field, or with the square whose coordinate it is.
+        let head = field.trim_end_matches(".row").trim_end_matches(".column");
+        assert!(
+            error.to_string().starts_with(&format!("{head}: ")),
+            "{error}"
+        );
+    }
+}
+
 /// Every path `enumerate_under_by` can take on this CPU: the scalar engine, the portable
 /// lane rounds, and the lanes in each register set the CPU has.
 fn paths() -> Vec<search::Path> {

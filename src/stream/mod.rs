@@ -126,6 +126,19 @@ pub fn task_depth(n: u32) -> Option<usize> {
     }
 }
 
+/// Bytes a stream of `job` holds at most, whatever the size of its result: what its
+/// producer may run ahead ([`Plan::cap`]), a chunk being encoded per worker, the message
+/// being filled, the channel's messages and one more on its way out, and its fixed state
+/// (tasks, encoder, sender: well under 64 KiB). What admission reserves for it.
+pub fn memory(job: &Enumeration, settings: &Settings) -> u64 {
+    let plan = plan(job, settings);
+    let entry = BoardEncoder::new(job.problem.n(), job.form).entry_len();
+    let message = job.batch.max(1).saturating_mul(entry);
+    let chunks = plan.workers * (produce::CHUNK_BYTES + entry);
+    let messages = (settings.channel_messages.max(1) + 2).saturating_mul(message);
+    (plan.cap + chunks + messages + 64 * 1024) as u64
+}
+
 /// Starts streaming `job` (its workers on `pool`, its sender on the runtime) and returns its
 /// messages. `slot` (the stream's search slot) is held until the search ends; the stream
 /// ends early when `stopping` turns true or `deadline` (the call's, from now) passes.

@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 
 /// Bytes a worker encodes before publishing them: big enough to make the lock rare (hundreds
 /// of boards), small enough that the head's boards reach the sender without delay.
-const CHUNK_BYTES: usize = 16 * 1024;
+pub(super) const CHUNK_BYTES: usize = 16 * 1024;
 
 /// What one stream produces and how.
 pub(super) struct Production {

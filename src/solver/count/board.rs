@@ -8,6 +8,7 @@
 
 use crate::solver::counts::CountError;
 use crate::solver::geometry::{MAX, Masks, Square, Symmetry, bits, blocked, full_mask};
+use crate::solver::pool::give_way;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Subtrees with at most this many free rows are searched without polling the cancel flag and
@@ -337,12 +338,14 @@ depths! {
     R10 = 10, next R9;
 }
 
-/// `Err(Cancelled)` once the flag is raised.
+/// `Err(Cancelled)` once the flag is raised; else gives way to other pool jobs if the
+/// search has had its slice ([`give_way`]).
 #[inline]
 fn poll(cancel: &AtomicBool) -> Result<(), CountError> {
     if cancel.load(Ordering::Relaxed) {
         Err(CountError::Cancelled)
     } else {
+        give_way();
         Ok(())
     }
 }

@@ -40,13 +40,15 @@ mod constellation;
 mod engine;
 mod join;
 mod lanes;
+mod need;
 mod options;
 mod subproblem;
 
 #[cfg(test)]
 mod tests;
 
-pub use self::options::{CountOptions, Progress};
+pub use self::need::{CountMemory, count_memory};
+pub use self::options::{CountOptions, Hold, Progress};
 
 use self::board::Board;
 use self::engine::{Done, start};
@@ -123,12 +125,13 @@ pub fn count(
             ..options
         };
         let on = pool.clone();
-        pool.spawn(
-            move || match join::parts(n, shard, &options.cancel, &options.progress) {
+        pool.spawn(move || {
+            let (settings, pool) = (options.clone(), on.clone());
+            join::parts(n, shard, &settings, &pool, move |made| match made {
                 Ok(parts) => start(n, parts, classes, options, &on, done),
                 Err(error) => done(Err(error)),
-            },
-        );
+            })
+        });
     } else if fixed.is_empty() {
         let all = constellation::representatives(n);
         start(

@@ -2,12 +2,13 @@
 //! and how its classes are found, `Classes`). Not here: the entry point (`mod.rs`) and the
 //! engines (`engine.rs`).
 
+pub use super::join::Hold;
 use super::subproblem::Partial;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// How one count runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CountOptions {
     /// Most pool threads the count keeps busy at once (its engines); at least one.
     pub threads: usize,
@@ -18,6 +19,12 @@ pub struct CountOptions {
     pub progress: Arc<Progress>,
     /// Raised to stop the count: it then ends with `Cancelled` within a slice.
     pub cancel: Arc<AtomicBool>,
+    /// Bytes each engine's working lists may grow to on the join path; past it a key ends
+    /// the count with `OutOfMemory` (`usize::MAX`: only the system's limit).
+    pub work_bytes: usize,
+    /// Kept alive by the join's tables if this count builds them, as long as they live (the
+    /// server's reservation of their memory).
+    pub hold: Option<Hold>,
 }
 
 impl Default for CountOptions {
@@ -27,6 +34,8 @@ impl Default for CountOptions {
             lanes: true,
             progress: Arc::default(),
             cancel: Arc::default(),
+            work_bytes: usize::MAX,
+            hold: None,
         }
     }
 }

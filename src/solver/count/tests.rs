@@ -121,7 +121,10 @@ fn joined(n: u32, threads: usize, cancel: Arc<AtomicBool>) -> Result<Counts, Cou
         cancel,
         ..CountOptions::default()
     };
-    let parts = super::join::parts(n, Shard::WHOLE, &options.cancel, &options.progress)?;
+    let (settings, on) = (options.clone(), pool.clone());
+    let parts =
+        wait(|done| pool.spawn(move || super::join::parts(n, Shard::WHOLE, &settings, &on, done)))
+            .expect("parts")?;
     let progress = options.progress.clone();
     let got = wait(|done| {
         super::start(

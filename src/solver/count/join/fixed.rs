@@ -3,6 +3,7 @@
 //! the join lives here.
 
 use crate::solver::counts::CountError;
+use crate::solver::pool::give_way;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The solutions a half turn maps to themselves and those a quarter turn does, with the
@@ -10,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// classes = (all + half + 2 × quarter) / 8 (no solution is its own mirror image for n > 1).
 /// Each is a search that places whole orbits of squares under the turns, row by row, and
 /// visits far fewer boards than a count (all columns together: n = 20 a fraction of a
-/// second, n = 22 8 s, n = 24 about 40 s); it polls `cancel`, and calls `tick` [`TICKS`]
+/// second, n = 22 8 s, n = 24 about 40 s); it polls `cancel` (and gives way to other pool
+/// jobs there, [`give_way`]), and calls `tick` [`TICKS`]
 /// times on the way (once per column of the second row's queen in the half-turn search), so
 /// that progress moves within a column's search (n = 24: about 2 s).
 pub(super) fn turn_fixed_from(
@@ -107,8 +109,11 @@ impl<'a> Turns<'a> {
             return Ok(1);
         }
         self.visits += 1;
-        if self.visits.is_multiple_of(1 << 16) && self.cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
+        if self.visits.is_multiple_of(1 << 16) {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(CountError::Cancelled);
+            }
+            give_way();
         }
         let row = empty.trailing_zeros() as i32;
         let mut total = 0;

@@ -1,14 +1,44 @@
-//! The memory of the join's tables and of the levels they are built from: arrays that Linux
-//! can back with transparent huge pages from end to end ([`Words`]). Nothing else lives here:
-//! what the arrays hold is `tables.rs`'s.
+//! The join's memory: the arrays of its tables and of the levels they are built from, which
+//! Linux can back with transparent huge pages from end to end ([`Words`]), and the cap on
+//! what an engine's working lists may grow to ([`Allowance`]), so that an engine stays within
+//! what its count reserved and a failed allocation ends the key with `OutOfMemory` instead
+//! of ending the process. What the arrays and lists hold is `tables.rs`'s, `work.rs`'s and
+//! `sieve.rs`'s.
 
 use crate::solver::counts::CountError;
 use std::alloc::Layout;
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 /// A huge page on x86-64 and on most aarch64 Linux kernels.
 const HUGE: usize = 2 << 20;
+
+thread_local! {
+    /// Bytes of [`Words`] allocated on this thread and not yet freed (frees on other threads
+    /// count against theirs), and the most there were since [`peak_from_here`] last asked.
+    static METER: Cell<(isize, isize)> = const { Cell::new((0, 0)) };
+}
+
+/// Adds `bytes` (or takes them away) on this thread's meter.
+fn meter(bytes: isize) {
+    METER.with(|meter| {
+        let (live, peak) = meter.get();
+        meter.set((live + bytes, peak.max(live + bytes)));
+    });
+}
+
+/// Starts measuring the peak of this thread's [`Words`] from now; the closure it returns
+/// says the most bytes they held above the start since (the tables' build, which allocates
+/// and frees its arrays on one thread, measures its own peak so).
+pub(super) fn peak_from_here() -> impl Fn() -> usize {
+    let start = METER.with(|meter| {
+        let (live, _) = meter.get();
+        meter.set((live, live));
+        live
+    });
+    move || METER.with(|meter| (meter.get().1 - start).max(0) as usize)
+}
 
 /// An array of words (or other plain values) written once, front to back, then read. From a
 /// quarter of a huge page on, its memory starts on a huge page's boundary and spans whole
@@ -56,7 +86,8 @@ impl<T: Copy> Default for Words<T> {
 }
 
 impl<T: Copy> Words<T> {
-    /// No words yet, with room for `room` of them.
+    /// No words yet, with room for `room` of them; `OutOfMemory` if the system has not got
+    /// it.
     pub(super) fn with_room(room: usize) -> Result<Words<T>, CountError> {
         let mut words = Words::default();
         let bytes = room
@@ -75,9 +106,10 @@ impl<T: Copy> Words<T> {
         // SAFETY: the layout's size is not zero.
         let raw = unsafe { std::alloc::alloc(layout) };
         let Some(start) = NonNull::new(raw.cast::<T>()) else {
-            std::alloc::handle_alloc_error(layout);
+            return Err(CountError::OutOfMemory { bytes: size as u64 });
         };
         (words.start, words.room, words.layout) = (start, size / size_of::<T>(), layout);
+        meter(size as isize);
         #[cfg(target_os = "linux")]
         if huge {
             // SAFETY: the range is the allocation itself, which starts on a huge page's
@@ -128,13 +160,80 @@ impl<T: Copy> Drop for Words<T> {
             // SAFETY: the memory was allocated with this layout by `with_room` and is freed
             // once, here.
             unsafe { std::alloc::dealloc(self.start.as_ptr().cast(), self.layout) };
+            meter(-(self.layout.size() as isize));
         }
+    }
+}
+
+/// Bytes an engine's lists may still grow by.
+#[derive(Debug)]
+pub(super) struct Allowance {
+    left: usize,
+}
+
+impl Allowance {
+    /// Room for `bytes` in all (`usize::MAX`: no cap but the system's).
+    pub(super) fn new(bytes: usize) -> Allowance {
+        Allowance { left: bytes }
+    }
+
+    /// Makes room in `list` for `more` words after its length, within the allowance;
+    /// `OutOfMemory` when the allowance or the system has not got them (the list is then as
+    /// it was).
+    pub(super) fn reserve(&mut self, list: &mut Vec<u64>, more: usize) -> Result<(), CountError> {
+        if list.capacity() - list.len() >= more {
+            return Ok(());
+        }
+        let before = list.capacity();
+        let wanted = list.len().saturating_add(more);
+        let bytes = wanted
+            .saturating_sub(before)
+            .saturating_mul(size_of::<u64>());
+        let refused = CountError::OutOfMemory {
+            bytes: bytes as u64,
+        };
+        if bytes > self.left {
+            return Err(refused);
+        }
+        list.try_reserve_exact(more).map_err(|_| refused)?;
+        let taken = (list.capacity() - before) * size_of::<u64>();
+        self.left = self.left.saturating_sub(taken);
+        Ok(())
+    }
+}
+
+impl Allowance {
+    /// Frees `list`, its room given back to the allowance.
+    pub(super) fn release(&mut self, list: &mut Vec<u64>) {
+        self.left = self.left.saturating_add(list.capacity() * size_of::<u64>());
+        *list = Vec::new();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_allowance_refuses_what_it_has_not_got_and_keeps_the_list() {
+        let mut allowance = Allowance::new(100 * 8);
+        let mut list = vec![1u64, 2, 3];
+        list.shrink_to_fit();
+        allowance.reserve(&mut list, 50).unwrap();
+        assert!(list.capacity() >= 53);
+        let left = allowance.left;
+        assert!(left <= 50 * 8);
+        assert_eq!(
+            allowance.reserve(&mut list, 200),
+            Err(CountError::OutOfMemory {
+                bytes: ((203 - list.capacity()) * 8) as u64
+            })
+        );
+        assert_eq!(list, vec![1, 2, 3]);
+        // Room already there costs nothing.
+        allowance.reserve(&mut list, 40).unwrap();
+        assert_eq!(allowance.left, left);
+    }
 
     #[test]
     fn words_keep_what_was_written_and_large_ones_start_on_a_huge_page() {

@@ -20,37 +20,46 @@
 //! part is an independent unit of work; it answers its fixed points as they are, and the
 //! parts' sum makes the classes.
 //!
-//! Memory stays small: a half's words are built per key from two shared tables (placements
-//! of the half's first rows and of its last rows, by columns), into lists each thread keeps
-//! from key to key.
+//! Memory: a half's words are built per key from two tables (placements of the half's first
+//! rows and of its last rows, by columns), one set per size in the process shared by every
+//! count of that size (`shared.rs`), into lists each engine of a count keeps from key to key
+//! within an allowance (`work.rs`); what they take per size is `count/need.rs`'s.
 //!
 //! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
 //! The keys and tables live in `tables.rs`, the pair counting and its SIMD kernels in
-//! `sieve.rs`, the layout of a half's word in `word.rs`, the tables' huge-page arrays in
-//! `memory.rs`, the turn-fixed search in `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
+//! `sieve.rs`, the layout of a half's word in `word.rs`, the tables' huge-page arrays and the
+//! engines' allowance in `memory.rs`, the sharing of the tables in `shared.rs`, an engine's
+//! lists in `work.rs`, the turn-fixed search in `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
 //! `count/mod.rs` picks a shard's parts and keeps fixed queens on the border
 //! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 
 mod fixed;
 mod memory;
+mod shared;
 mod sieve;
 mod tables;
 mod word;
+mod work;
 
 #[cfg(test)]
 mod tests;
 
+pub use self::shared::Hold;
+
 use self::fixed::{ticks, turn_fixed_from};
+use self::shared::{Tables, with_tables};
 use self::tables::{Join, Key, build_steps};
+use self::work::Works;
 use super::board::Tally;
-use super::options::Progress;
+use super::options::{CountOptions, Progress};
 use super::subproblem::{Partial, Subproblem};
 use crate::solver::counts::CountError;
 use crate::solver::geometry::Square;
+use crate::solver::pool::Pool;
 use crate::solver::problem::Shard;
 use crate::solver::simd::{Tier, tier};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Count takes this path for whole plain boards from this size on, where it counts faster
 /// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
@@ -58,9 +67,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const FROM: u32 = 16;
 
 /// The largest size the join takes: a half's word holds the two diagonal fields of n = 24
-/// under the balances' bytes (`word.rs`), and a count stays under 2 GiB there (peak RSS of
-/// `queens count N --local --shard I/K`, 2 threads, AVX-512: n = 23 243 MiB, n = 24
-/// 1.2 GiB). Beyond it Count takes the border constellations.
+/// under the balances' bytes (`word.rs`), and a count stays under 2 GiB there (measured in
+/// `docs/performance.md`, "Memory of the join"). Beyond it Count takes the border
+/// constellations.
 pub(super) const MAX: u32 = 24;
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
@@ -73,40 +82,145 @@ pub(super) fn covers(n: u32) -> bool {
     (FROM..=MAX).contains(&n)
 }
 
-/// Count's subproblems for `shard` of a plain board of size `n`: of the list of the
-/// turn-fixed solutions, one per column of the first row's queen, then one per key, those
-/// that `shard` holds ([`Shard::holds`]; the list depends on `n` alone); `Cancelled` if
-/// `cancel` is raised while the tables are built. Tells `progress` the table-building steps
-/// and the parts' steps in all, and each table-building step as it is done (a turn-fixed
-/// part ticks its own steps as it runs).
+/// How many keys `shard` of a plain board of size `n` holds: it needs the tables when it
+/// holds one (its parts are numbered as in [`parts`]: the `n` turn-fixed parts, then the
+/// keys).
+pub(super) fn keys_held(n: u32, shard: Shard) -> usize {
+    let (parts, index) = (shard.parts() as usize, shard.index as usize);
+    if index >= parts {
+        return 0;
+    }
+    let (first, end) = (n as usize, n as usize + Join::key_count(n));
+    // The first place at or after `first` that the shard holds.
+    let held = first + (index + parts - first % parts) % parts;
+    if held >= end {
+        0
+    } else {
+        (end - 1 - held) / parts + 1
+    }
+}
+
+/// Bytes of a count's list of `keys` keys as parts (the keys listed, then made parts).
+pub(super) fn key_list_bytes(keys: usize) -> u64 {
+    (keys * (size_of::<Key>() + size_of::<Part>())) as u64
+}
+
+/// Count's subproblems for `shard` of a plain board of size `n`, handed to `then`: of the
+/// list of the turn-fixed solutions, one per column of the first row's queen, then one per
+/// key, those that `shard` holds ([`Shard::holds`]; the list depends on `n` alone). The keys
+/// share the process's one set of tables of size `n` ([`with_tables`]), built here (on this
+/// pool thread) when no count holds them yet, and not at all when the shard holds no key;
+/// `Cancelled` if the count's flag is raised while they are built, `OutOfMemory` if an
+/// allocation fails. Tells the count's progress the table-building steps and the parts'
+/// steps in all, and each table-building step as it is done (all at once when another count
+/// built them; a turn-fixed part ticks its own steps as it runs). Each engine's lists for a
+/// key grow within the options' `work_bytes`; the tables keep the options' `hold` while they
+/// live.
 pub(super) fn parts(
     n: u32,
     shard: Shard,
-    cancel: &AtomicBool,
-    progress: &Arc<Progress>,
-) -> Result<Vec<Part>, CountError> {
+    options: &CountOptions,
+    pool: &Pool,
+    then: impl FnOnce(Result<Vec<Part>, CountError>) + Send + 'static,
+) {
     let tier = tier();
     let turns: Vec<u32> = (0..n)
         .filter(|&first| shard.holds(first as usize))
         .collect();
-    // Only the shard's parts are made: the rest cost no memory and no reference counts.
-    let keys = Join::shard_keys(n, n as usize, shard);
+    // Only the shard's parts are made: the rest cost no memory and no reference counts. Their
+    // lists (tens of MiB at n = 24) are allocated once, where a failure is an error.
+    let held = keys_held(n, shard);
+    let out_of_memory = CountError::OutOfMemory {
+        bytes: key_list_bytes(held),
+    };
+    let mut keys = Vec::new();
+    if keys.try_reserve_exact(held).is_err() {
+        return then(Err(out_of_memory));
+    }
+    Join::shard_keys_into(n, n as usize, shard, &mut keys);
+    let progress = &options.progress;
+    let build = if keys.is_empty() { 0 } else { build_steps(n) };
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned = build_steps(n) + turns.len() as u64 * (1 + ticks(n)) + keys.len() as u64;
+    let planned = build + turns.len() as u64 * (1 + ticks(n)) + keys.len() as u64;
     progress.total.store(planned, Ordering::Relaxed);
-    let tick = || {
-        progress.done.fetch_add(1, Ordering::Relaxed);
+    let turns: Vec<Part> = turns
+        .into_iter()
+        .map(|first| Part(Kind::Turns(first, progress.clone())))
+        .collect();
+    if keys.is_empty() {
+        return then(Ok(turns));
+    }
+    let works = Arc::new(Works::new(options.work_bytes));
+    let made = move |tables: Arc<Tables>| -> Result<Vec<Part>, CountError> {
+        let mut parts = turns;
+        if parts.try_reserve_exact(keys.len()).is_err() {
+            return Err(out_of_memory);
+        }
+        let keys = keys
+            .into_iter()
+            .map(|key| Part(Kind::Key(tables.clone(), key, tier, works.clone())));
+        parts.extend(keys);
+        Ok(parts)
     };
-    let join = Arc::new(Join::new(n, cancel, &tick)?);
-    let turns = turns
-        .into_iter()
-        .map(|first| Part(Kind::Turns(first, progress.clone())));
-    let keys = keys
-        .into_iter()
-        .map(|key| Part(Kind::Key(join.clone(), key, tier)));
-    Ok(turns.chain(keys).collect())
+    let wanted = Wanted {
+        n,
+        cancel: options.cancel.clone(),
+        progress: progress.clone(),
+        ticked: Arc::new(AtomicU64::new(0)),
+        hold: options.hold.clone(),
+        pool: pool.clone(),
+    };
+    wanted.tables(Box::new(move |tables| then(tables.and_then(made))));
+}
+
+/// A count that wants the tables of its size: what the build polls and ticks, what the
+/// tables keep alive, and the pool to build them again on.
+#[derive(Clone)]
+struct Wanted {
+    n: u32,
+    cancel: Arc<AtomicBool>,
+    progress: Arc<Progress>,
+    /// The count's table-building steps ticked so far.
+    ticked: Arc<AtomicU64>,
+    hold: Option<Hold>,
+    pool: Pool,
+}
+
+impl Wanted {
+    /// Hands `then` the tables, built or shared; when they came from a build that another
+    /// count gave up (it was cancelled) and this count was not, builds them again.
+    fn tables(self, then: Box<dyn FnOnce(Result<Arc<Tables>, CountError>) + Send>) {
+        let tick = || {
+            self.ticked.fetch_add(1, Ordering::Relaxed);
+            self.progress.tick();
+        };
+        let again = self.clone();
+        with_tables(
+            self.n,
+            &self.cancel,
+            &tick,
+            self.hold.clone(),
+            move |built| {
+                match built {
+                    Err(CountError::Cancelled) if !again.cancel.load(Ordering::Relaxed) => {
+                        let pool = again.pool.clone();
+                        pool.spawn(move || again.tables(then));
+                    }
+                    Ok(tables) => {
+                        // Steps another count's build took count here as done.
+                        let steps = build_steps(again.n);
+                        let ticked = again.ticked.swap(steps, Ordering::Relaxed);
+                        (again.progress.done)
+                            .fetch_add(steps.saturating_sub(ticked), Ordering::Relaxed);
+                        then(Ok(tables))
+                    }
+                    Err(error) => then(Err(error)),
+                }
+            },
+        );
+    }
 }
 
 /// A subproblem of Count's join path (what it holds stays inside the join).
@@ -119,8 +233,8 @@ enum Kind {
     /// the count's progress, which it ticks as it goes.
     Turns(u32, Arc<Progress>),
     /// One key's solutions: its weighted pairs times the key's weight, the pair tests in
-    /// this CPU's tier.
-    Key(Arc<Join>, Key, Tier),
+    /// this CPU's tier, its lists taken from the count's engines' ones.
+    Key(Arc<Tables>, Key, Tier, Arc<Works>),
 }
 
 impl Subproblem for Part {
@@ -168,13 +282,15 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(join, key, tier) => Ok(Partial {
-                solutions: join
-                    .pairs(key, *tier, cancel)?
-                    .checked_mul(key.weight)
-                    .ok_or(CountError::Overflow)?,
-                classes: 0,
-            }),
+            Kind::Key(tables, key, tier, works) => {
+                let mut work = works.take();
+                let pairs = tables.join.pairs(key, *tier, cancel, &mut work);
+                works.give(work);
+                Ok(Partial {
+                    solutions: pairs?.checked_mul(key.weight).ok_or(CountError::Overflow)?,
+                    classes: 0,
+                })
+            }
         }
     }
 }

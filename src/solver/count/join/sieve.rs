@@ -4,7 +4,10 @@
 //! partitions and pair tests, GFNI bit sampling, AVX2 partitions and pair tests). The words come from
 //! `tables.rs`, their layout from `word.rs`.
 
+use super::memory::Allowance;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use crate::solver::counts::CountError;
+use crate::solver::pool::give_way;
 use crate::solver::simd::{Tier, has_avx512_gfni};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,9 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// and below more).
 const SPLIT: usize = 128;
 
-/// Splits shallower than this poll for cancellation: a key of n = 24 takes about a second,
-/// and its first levels of splits cut it into a few hundred pieces.
+/// Splits shallower than this poll for cancellation and give way to other pool jobs
+/// ([`give_way`]): a key of n = 24 takes about a second, and its first levels of splits cut
+/// it into a few hundred pieces.
 const POLL_DEPTH: usize = 8;
+
+/// Slots a block keeps beyond its words: the SIMD partitions store whole registers.
+const REGISTER: usize = 8;
 
 /// Words of each block whose bits choose its split (a spread sample).
 pub(super) const SAMPLE: usize = 32;
@@ -116,7 +123,8 @@ pub(super) struct Sieve {
     /// the CPU has them, whatever the tier of the pair tests).
     fast: bool,
     /// Per depth, room for a split's three blocks: the longer block's words with its bit and
-    /// those without, the shorter block's words without it (kept from key to key).
+    /// those without, the shorter block's words without it (kept from key to key, grown
+    /// within an engine's [`Allowance`]).
     levels: Vec<[Vec<u64>; 3]>,
 }
 
@@ -138,22 +146,44 @@ impl Sieve {
         self.tier = tier;
     }
 
+    /// Bytes its blocks hold room for now.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> usize {
+        let words: usize = self.levels.iter().flatten().map(Vec::capacity).sum();
+        words * size_of::<u64>()
+    }
+
+    /// Gives back the room of every block, to `allowance`.
+    pub(super) fn release(&mut self, allowance: &mut Allowance) {
+        for list in self.levels.iter_mut().flatten() {
+            allowance.release(list);
+        }
+    }
+
     /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on a bit
     /// both often have (pairs that both have it cannot fit), until the blocks are small.
     /// Polls `cancel` at the shallow splits (a few hundred times per key at most) and gives
-    /// up with 0 once it is raised: the caller checks it again and discards the count.
+    /// up with 0 once it is raised: the caller checks it again and discards the count; gives
+    /// way to other pool jobs there too. Blocks grow within `allowance`; where a split finds
+    /// no room for them (after the deeper depths' room is given back), the longer list is
+    /// counted in halves instead, which need no room of their own: slower, never wrong, and
+    /// never more memory.
     pub(super) fn count(
         &mut self,
         xs: &[u64],
         ys: &[u64],
         depth: usize,
         cancel: &AtomicBool,
+        allowance: &mut Allowance,
     ) -> u64 {
         if xs.is_empty() || ys.is_empty() {
             return 0;
         }
-        if depth < POLL_DEPTH && cancel.load(Ordering::Relaxed) {
-            return 0;
+        if depth < POLL_DEPTH {
+            if cancel.load(Ordering::Relaxed) {
+                return 0;
+            }
+            give_way();
         }
         if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
@@ -166,23 +196,71 @@ impl Sieve {
         }
         // This depth's blocks, taken out while the deeper ones use theirs.
         let [mut with, mut without, mut rest] = std::mem::take(&mut self.levels[depth]);
-        rest.clear();
         // The longer list is split, and the shorter one is what goes on whole to one side:
         // pairs with the bit on one side meet the other's words without it, and the words
         // without it meet all of the other list.
-        let counted = if xs.len() >= ys.len() {
-            partition(xs, bit, Some(&mut with), &mut without, self.tier);
-            partition(ys, bit, None, &mut rest, self.tier);
-            self.count(&with, &rest, depth + 1, cancel)
-                + self.count(&without, ys, depth + 1, cancel)
-        } else {
-            partition(ys, bit, Some(&mut with), &mut without, self.tier);
-            partition(xs, bit, None, &mut rest, self.tier);
-            self.count(&rest, &with, depth + 1, cancel)
-                + self.count(xs, &without, depth + 1, cancel)
+        let xs_longer = xs.len() >= ys.len();
+        let (longer, shorter) = if xs_longer { (xs, ys) } else { (ys, xs) };
+        let mut blocks = [&mut with, &mut without, &mut rest];
+        let mut split = self.split(longer, shorter, bit, &mut blocks, allowance);
+        if split.is_err() {
+            // The deeper depths' room is free while this depth splits.
+            for list in self.levels[depth + 1..].iter_mut().flatten() {
+                allowance.release(list);
+            }
+            split = self.split(longer, shorter, bit, &mut blocks, allowance);
+        }
+        let counted = match split {
+            Ok(()) if xs_longer => {
+                self.count(&with, &rest, depth + 1, cancel, allowance)
+                    + self.count(&without, ys, depth + 1, cancel, allowance)
+            }
+            Ok(()) => {
+                self.count(&rest, &with, depth + 1, cancel, allowance)
+                    + self.count(xs, &without, depth + 1, cancel, allowance)
+            }
+            Err(_) => {
+                // No room: the longer list in halves, each split (or compared) on its own.
+                self.levels[depth] = [with, without, rest];
+                let (a, b) = longer.split_at(longer.len() / 2);
+                return if xs_longer {
+                    self.count(a, ys, depth, cancel, allowance)
+                        + self.count(b, ys, depth, cancel, allowance)
+                } else {
+                    self.count(xs, a, depth, cancel, allowance)
+                        + self.count(xs, b, depth, cancel, allowance)
+                };
+            }
         };
         self.levels[depth] = [with, without, rest];
         counted
+    }
+
+    /// Fills a split's blocks: `with` and `without` the words of `longer` that have `bit`
+    /// and those that lack it, `rest` the words of `shorter` that lack it, each given room
+    /// for its words (and a register) within `allowance`; `OutOfMemory` if there is none.
+    fn split(
+        &self,
+        longer: &[u64],
+        shorter: &[u64],
+        bit: u64,
+        [with, without, rest]: &mut [&mut Vec<u64>; 3],
+        allowance: &mut Allowance,
+    ) -> Result<(), CountError> {
+        // The longer list's blocks are reserved exactly (one pass to count them costs less
+        // than twice its room); the shorter one's block at most its length.
+        let has = having(longer, bit, self.tier);
+        for (list, words) in [
+            (&mut **with, has),
+            (&mut **without, longer.len() - has),
+            (&mut **rest, shorter.len()),
+        ] {
+            list.clear();
+            allowance.reserve(list, words + REGISTER)?;
+        }
+        partition(longer, bit, Some(with), without, self.tier);
+        partition(shorter, bit, None, rest, self.tier);
+        Ok(())
     }
 
     /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
@@ -208,8 +286,43 @@ impl Sieve {
     }
 }
 
+/// How many words of `words` have `bit`.
+fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
+    match tier {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
+        // has the AVX-512 tier's features (see `simd.rs`).
+        Tier::Avx512 => unsafe { having_avx512(words, bit) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
+        Tier::Avx2 => unsafe { having_avx2(words, bit) },
+        _ => having_portable(words, bit),
+    }
+}
+
+/// [`having`] in plain Rust (vectorised by the compiler for the tier it is compiled in).
+#[inline(always)]
+fn having_portable(words: &[u64], bit: u64) -> usize {
+    words.iter().map(|&w| usize::from(w & bit != 0)).sum()
+}
+
+/// [`having`] compiled for the AVX-512 tier.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+fn having_avx512(words: &[u64], bit: u64) -> usize {
+    having_portable(words, bit)
+}
+
+/// [`having`] compiled for the AVX2 tier.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn having_avx2(words: &[u64], bit: u64) -> usize {
+    having_portable(words, bit)
+}
+
 /// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
-/// those that have it, both in order, in one pass.
+/// those that have it, both in order, in one pass; each has room for its words and a
+/// register ([`REGISTER`]) more.
 fn partition(
     words: &[u64],
     bit: u64,
@@ -221,6 +334,7 @@ fn partition(
     if let Some(with) = with.as_deref_mut() {
         with.clear();
     }
+    debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
     match tier {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
@@ -249,20 +363,17 @@ fn partition_avx512(
     without: &mut Vec<u64>,
 ) {
     use std::arch::x86_64::*;
-    // Eight slots more: whole registers are stored.
-    let room = |list: &mut Vec<u64>| {
-        list.reserve(words.len() + 8);
-        list.as_mut_ptr()
-    };
-    let b = room(without);
-    let a = with.as_deref_mut().map(room);
+    // Each list has room for its words and a register more: whole registers are stored.
+    let b = without.as_mut_ptr();
+    let a = with.as_deref_mut().map(|with| with.as_mut_ptr());
     let bits = _mm512_set1_epi64(bit as i64);
     let (mut na, mut nb) = (0, 0);
     for at in (0..words.len()).step_by(8) {
         let count = (words.len() - at).min(8);
         let live = ((1u16 << count) - 1) as u8;
         // SAFETY: the masked load reads the `count` words left from `at`; each store writes
-        // eight slots from `na` or `nb`, both at most `at`, within the capacity reserved.
+        // eight slots from `na` or `nb`, at most the words of its kind before `at`, within
+        // the room for all of them and a register more.
         unsafe {
             let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
             let has = _mm512_test_epi64_mask(v, bits);
@@ -395,21 +506,17 @@ fn partition_avx2(
     without: &mut Vec<u64>,
 ) {
     use std::arch::x86_64::*;
-    // Four slots more: whole registers are stored.
-    let room = |list: &mut Vec<u64>| {
-        list.reserve(words.len() + 4);
-        list.as_mut_ptr()
-    };
-    let b = room(without);
-    let a = with.as_deref_mut().map(room);
+    // Each list has room for its words and a register more: whole registers are stored.
+    let b = without.as_mut_ptr();
+    let a = with.as_deref_mut().map(|with| with.as_mut_ptr());
     let bits = _mm256_set1_epi64x(bit as i64);
     let zero = _mm256_setzero_si256();
     let whole = words.len() / 4 * 4;
     let (mut na, mut nb) = (0, 0);
     for at in (0..whole).step_by(4) {
         // SAFETY: the load reads the four words from `at`, `at + 4 <= words.len()`; each
-        // store writes four slots from `na` or `nb`, both at most `at`, within the capacity
-        // reserved.
+        // store writes four slots from `na` or `nb`, at most the words of its kind before
+        // `at`, within the room for all of them and a register more.
         unsafe {
             let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
             let lacks = _mm256_cmpeq_epi64(_mm256_and_si256(v, bits), zero);
@@ -424,7 +531,7 @@ fn partition_avx2(
         }
     }
     for &word in &words[whole..] {
-        // SAFETY: `na` and `nb` stay below `words.len()`, within the capacity reserved.
+        // SAFETY: `na` and `nb` stay below the words of their kind, within the room.
         unsafe {
             if word & bit == 0 {
                 b.add(nb).write(word);

@@ -4,12 +4,13 @@
 //! AVX2 kernels). The pair counting lives in `sieve.rs`, the word layout in `word.rs`, the
 //! tables' memory in `memory.rs`.
 
-use super::memory::Words;
-use super::sieve::Sieve;
+use super::memory::{Allowance, Words, peak_from_here};
 #[cfg(target_arch = "x86_64")]
 use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use super::work::Work;
 use crate::solver::counts::CountError;
+use crate::solver::pool::give_way;
 use crate::solver::problem::Shard;
 use crate::solver::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,8 +265,9 @@ impl<'a> Ticks<'a> {
     }
 
     /// The ticks due once the set of rank `index` is built; `Cancelled` if `cancel` is
-    /// raised before one of them.
+    /// raised before one of them. Gives way to other pool jobs ([`give_way`]) first.
     fn after(&mut self, index: usize) -> Result<(), CountError> {
+        give_way();
         while self.ticked < (index + 1) * self.steps / self.sets {
             if self.cancel.load(Ordering::Relaxed) {
                 return Err(CountError::Cancelled);
@@ -360,15 +362,6 @@ impl Last {
     }
 }
 
-/// What a thread keeps from key to key so that counting a key allocates nothing: the two
-/// lists of half words, room for sorting them, the sieve.
-struct Work {
-    tops: Vec<u64>,
-    bottoms: Vec<u64>,
-    scratch: Vec<u64>,
-    sieve: Sieve,
-}
-
 /// The tables one board size shares between its keys.
 pub(super) struct Join {
     n: u32,
@@ -387,6 +380,22 @@ pub(super) struct Join {
     tails: Bands<1>,
     /// The layout of a tail's word.
     tail: Tail,
+    /// The most bytes of arrays the build held at once (the levels it made the tables from,
+    /// and the tables).
+    pub(super) peak_bytes: usize,
+}
+
+/// A table's or a level's list of where each set's entries start, for `sets` sets: its first
+/// start (0) in place, room for the others; `OutOfMemory` if the system has not got it.
+fn starts_for(sets: usize) -> Result<Vec<u32>, CountError> {
+    let mut starts = Vec::new();
+    starts
+        .try_reserve_exact(sets + 1)
+        .map_err(|_| CountError::OutOfMemory {
+            bytes: ((sets + 1) * size_of::<u32>()) as u64,
+        })?;
+    starts.push(0);
+    Ok(starts)
 }
 
 /// The sets of `k` of the `n` low bits (n < 32), in increasing order (Gosper's hack): the
@@ -421,6 +430,7 @@ impl Join {
             low: u64::from(if odd { full } else { full >> 1 }),
             high: u64::from(full) << n,
         };
+        let peak = peak_from_here();
         let mut join = Join {
             n,
             m,
@@ -429,6 +439,7 @@ impl Join {
             heads: Bands::default(),
             tails: Bands::default(),
             tail,
+            peak_bytes: 0,
         };
         // A head's balance field is biased for the tail's bias to make the half's: each
         // band's balance plus BAND_BIAS.
@@ -441,6 +452,7 @@ impl Join {
         let tails = join.tails(cancel, tick, tier())?;
         join.heads = heads;
         join.tails = tails;
+        join.peak_bytes = peak();
         Ok(join)
     }
 
@@ -486,11 +498,20 @@ impl Join {
         // columns it attacks on the last row; one allocation.
         let count = level.placed.len();
         let mut before = Words::with_room(2 * count)?;
-        for (slot, p) in before.spare().iter_mut().zip(level.placed.iter()) {
-            slot.write(p.seen | (((p.balance + TAIL_BIAS) as u64) << balance_at));
-        }
-        for (slot, p) in before.spare()[count..].iter_mut().zip(level.placed.iter()) {
-            slot.write(u64::from(p.ld | p.rd));
+        // In pieces, giving way between them: n = 24 has tens of millions of placements.
+        const PIECE: usize = 1 << 16;
+        let spare = before.spare();
+        let (words, attacks) = spare.split_at_mut(count);
+        for ((words, attacks), placed) in words
+            .chunks_mut(PIECE)
+            .zip(attacks.chunks_mut(PIECE))
+            .zip(level.placed.chunks(PIECE))
+        {
+            for ((word, attack), p) in words.iter_mut().zip(attacks).zip(placed) {
+                word.write(p.seen | (((p.balance + TAIL_BIAS) as u64) << balance_at));
+                attack.write(u64::from(p.ld | p.rd));
+            }
+            give_way();
         }
         // SAFETY: both halves of the room were written just now.
         unsafe { before.set_len(2 * count) };
@@ -534,8 +555,7 @@ impl Join {
     ) -> Result<Bands<W>, CountError> {
         let sets = BINOMIAL[self.n as usize][rows as usize] as usize;
         let mut words = Words::with_room(room)?;
-        let mut starts = Vec::with_capacity(sets + 1);
-        starts.push(0);
+        let mut starts = starts_for(sets)?;
         let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
         let free = words.spare();
         let mut at = 0;
@@ -569,8 +589,7 @@ impl Join {
             let sets = BINOMIAL[self.n as usize][k as usize] as usize;
             let mut ticks = Ticks::new(self.n as usize, sets, cancel, tick);
             let mut placed = Words::with_room(self.room(&level) + 1)?;
-            let mut starts = Vec::with_capacity(BINOMIAL[self.n as usize][k as usize] as usize + 1);
-            starts.push(0);
+            let mut starts = starts_for(sets)?;
             let (free, mut at) = (placed.spare(), 0);
             for (index, set) in subsets(self.n, k).enumerate() {
                 self.grow(first, &level, set, |p, fits| {
@@ -621,6 +640,7 @@ impl Join {
         let k = level.k;
         subsets(self.n, k)
             .map(|set| {
+                give_way();
                 level
                     .get(set)
                     .iter()
@@ -660,6 +680,39 @@ impl Join {
         }
     }
 
+    /// The most halves any set of a half's columns can have before they are tested against
+    /// each other: over every set of `m` columns, the sum over its head sets of the heads on
+    /// them times the tails on the rest (the room [`Join::halves`] asks for its list). A
+    /// bound on a key's lists, for the memory model (`memory_model.rs`).
+    #[cfg(test)]
+    pub(super) fn list_bound(&self) -> usize {
+        let (n, head, t) = (self.n, self.head, self.m - self.head);
+        let heads: Vec<usize> = subsets(n, head)
+            .map(|set| self.heads.get(set).len() / 2)
+            .collect();
+        let tails: Vec<usize> = subsets(n, t).map(|set| self.tails.get(set).len()).collect();
+        let mut most = 0;
+        let mut places = [0u32; 24];
+        for columns in subsets(n, self.m) {
+            let mut rest = columns;
+            for place in places.iter_mut().take(self.m as usize) {
+                *place = rest & rest.wrapping_neg();
+                rest ^= *place;
+            }
+            let mut sum = 0;
+            for picks in subsets(self.m, head) {
+                let (mut first, mut picked) = (0, picks);
+                while picked != 0 {
+                    first |= places[picked.trailing_zeros() as usize];
+                    picked &= picked - 1;
+                }
+                sum += heads[rank(first, head)] * tails[rank(columns & !first, t)];
+            }
+            most = most.max(sum);
+        }
+        most
+    }
+
     /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
     /// needed).
     #[cfg(test)]
@@ -670,7 +723,39 @@ impl Join {
     /// Those of [`Join::keys`] whose place in their order, counted from `offset`, `shard`
     /// holds ([`Shard::holds`]), in that order. The keys of a middle queen left of the centre
     /// are picked by their place alone, without walking the others.
+    #[cfg(test)]
     pub(super) fn shard_keys(n: u32, offset: usize, shard: Shard) -> Vec<Key> {
+        let mut keys = Vec::new();
+        Join::walk_keys(n, offset, shard, &mut keys);
+        keys
+    }
+
+    /// [`Join::shard_keys`] into `keys`, which has room for them all (so that a count's list
+    /// of keys, tens of MiB at n = 24, is allocated once, where a failure is an error).
+    pub(super) fn shard_keys_into(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) {
+        Join::walk_keys(n, offset, shard, keys);
+    }
+
+    /// How many keys size `n` has (walked once per size in the process, then remembered;
+    /// n = 24: a few milliseconds, nothing allocated).
+    pub(super) fn key_count(n: u32) -> usize {
+        static COUNTS: std::sync::Mutex<[Option<usize>; 33]> = std::sync::Mutex::new([None; 33]);
+        if let Some(count) = crate::sync::lock(&COUNTS)[n as usize] {
+            return count;
+        }
+        // A shard that holds only the first key: the walk's end is the count.
+        let first_only = Shard {
+            index: 0,
+            count: u32::MAX,
+        };
+        let count = Join::walk_keys(n, 0, first_only, &mut Vec::new());
+        crate::sync::lock(&COUNTS)[n as usize] = Some(count);
+        count
+    }
+
+    /// Pushes [`Join::shard_keys`] to `keys`, and says where the keys' places end (`offset`
+    /// plus their number).
+    fn walk_keys(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) -> usize {
         let (m, full) = (n / 2, (1u32 << n) - 1);
         let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
         let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
@@ -678,7 +763,7 @@ impl Join {
         } else {
             (0..n).map(Some).collect()
         };
-        let (mut keys, mut index) = (Vec::new(), offset);
+        let mut index = offset;
         for middle in middles {
             // The sets of m of the other columns: those of n (or n - 1) bits, the middle
             // queen's column left out by moving the bits above it up one.
@@ -745,61 +830,73 @@ impl Join {
                 index += 1;
             }
         }
-        keys
+        index
     }
 
-    /// The fitting pairs of halves of `key`; `Cancelled` if `cancel` is raised meanwhile.
+    /// The fitting pairs of halves of `key`, its lists in `work`; `Cancelled` if `cancel` is
+    /// raised meanwhile, `OutOfMemory` if its two lists and the room to sort them do not fit
+    /// `work`'s allowance (the sieve makes do with whatever is left: see `Sieve::count`).
     pub(super) fn pairs(
         &self,
         key: &Key,
         tier: Tier,
         cancel: &AtomicBool,
+        work: &mut Work,
     ) -> Result<u64, CountError> {
-        thread_local! {
-            /// Each thread's lists and sieve, kept from key to key (no allocation per key).
-            static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work {
-                tops: Vec::new(),
-                bottoms: Vec::new(),
-                scratch: Vec::new(),
-                sieve: Sieve::new(0, Tier::Portable),
-            });
+        let Work {
+            tops,
+            bottoms,
+            scratch,
+            sieve,
+            allowance,
+        } = work;
+        let mut made = self
+            .halves(key.top, key.middle, tier, tops, allowance)
+            .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
+        if made.is_err() {
+            // The room the sieve and the sort kept from other keys goes to this one's lists
+            // first; the sieve makes do with what is left.
+            sieve.release(allowance);
+            allowance.release(scratch);
+            made = self
+                .halves(key.top, key.middle, tier, tops, allowance)
+                .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
         }
-        WORK.with_borrow_mut(|work| {
-            let Work {
-                tops,
-                bottoms,
-                scratch,
-                sieve,
-            } = work;
-            self.halves(key.top, key.middle, tier, tops);
-            self.halves(key.bottom, key.middle, tier, bottoms);
-            if tops.is_empty() || bottoms.is_empty() {
-                return Ok(0);
-            }
-            let n = self.n;
-            let low = (1u64 << n) - 1;
-            let fields = (1u64 << (2 * n)) - 1;
-            for y in bottoms.iter_mut() {
-                let balance = *y >> BALANCE_SHIFT;
-                let diagonals = *y & fields;
-                *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
-            }
-            // Both lists in order of balance; the splits keep that order.
-            sort_by_byte(tops, BALANCE_SHIFT, scratch);
-            sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch);
-            sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
-            let pairs = sieve.count(tops, bottoms, 0, cancel);
-            if cancel.load(Ordering::Relaxed) {
-                return Err(CountError::Cancelled);
-            }
-            Ok(pairs)
-        })
+        made?;
+        if tops.is_empty() || bottoms.is_empty() {
+            return Ok(0);
+        }
+        let n = self.n;
+        let low = (1u64 << n) - 1;
+        let fields = (1u64 << (2 * n)) - 1;
+        for y in bottoms.iter_mut() {
+            let balance = *y >> BALANCE_SHIFT;
+            let diagonals = *y & fields;
+            *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
+        }
+        // Both lists in order of balance; the splits keep that order.
+        sort_by_byte(tops, BALANCE_SHIFT, scratch, allowance)?;
+        sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch, allowance)?;
+        sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
+        let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        Ok(pairs)
     }
 
     /// Fills `out` with the top halves on exactly `columns` (and at peace with the middle
     /// queen), as the word the rows below see: attacked diagonals on the next row, one field
-    /// per direction.
-    fn halves(&self, columns: u32, middle: Option<u32>, tier: Tier, out: &mut Vec<u64>) {
+    /// per direction; `out` grows within `allowance` (`OutOfMemory` past it). Gives way to
+    /// other pool jobs between the head's sets ([`give_way`]).
+    fn halves(
+        &self,
+        columns: u32,
+        middle: Option<u32>,
+        tier: Tier,
+        out: &mut Vec<u64>,
+        allowance: &mut Allowance,
+    ) -> Result<(), CountError> {
         out.clear();
         // A half attacks the middle queen when its word has her column in either field: a
         // head's share or a tail's word with her bits.
@@ -827,6 +924,11 @@ impl Join {
         // from the last one (a shard's keys are), they are in no cache near the core.
         const AHEAD: usize = 2;
         for (at, &first) in firsts[..count].iter().enumerate() {
+            // Every few dozen sets (n = 24: a few milliseconds), not every one: the check
+            // costs a percent in this loop.
+            if at % 32 == 31 {
+                give_way();
+            }
             if let Some(&next) = firsts[..count].get(at + AHEAD) {
                 prefetch(self.heads.get(next));
                 prefetch(self.tails.get(columns & !next));
@@ -835,10 +937,13 @@ impl Join {
             if !heads.is_empty() {
                 let tails = self.tails.get(columns & !first);
                 if !tails.is_empty() {
+                    // A register's worth more: the SIMD kernels store whole registers.
+                    allowance.reserve(out, heads.len() / 2 * tails.len() + 8)?;
                     extend(out, heads, tails, ends, self.tail, tier);
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -856,8 +961,13 @@ fn prefetch(words: &[u64]) {
 
 /// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
 /// byte (a counting sort: the balances take a few dozen values, and the lists are long),
-/// `scratch` lent for the pass.
-fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
+/// `scratch` lent for the pass (grown within `allowance`).
+fn sort_by_byte(
+    words: &mut Vec<u64>,
+    shift: u32,
+    scratch: &mut Vec<u64>,
+    allowance: &mut Allowance,
+) -> Result<(), CountError> {
     let byte = |word: u64| ((word >> shift) & 0xff) as usize;
     let mut starts = [0usize; 256];
     for &word in words.iter() {
@@ -868,19 +978,26 @@ fn sort_by_byte(words: &mut Vec<u64>, shift: u32, scratch: &mut Vec<u64>) {
         (*start, at) = (at, at + *start);
     }
     scratch.clear();
-    scratch.resize(words.len(), 0);
+    allowance.reserve(scratch, words.len())?;
+    // Every slot is written once (the starts cut the list's length into one range per
+    // byte), so nothing is zeroed first.
+    let free = &mut scratch.spare_capacity_mut()[..words.len()];
     for &word in words.iter() {
         let slot = &mut starts[byte(word)];
-        scratch[*slot] = word;
+        free[*slot].write(word);
         *slot += 1;
     }
+    // SAFETY: the words' slots are the ranges the starts cut `0..words.len()` into, one
+    // word to a slot, so each of the first `words.len()` slots was written above.
+    unsafe { scratch.set_len(words.len()) };
     std::mem::swap(words, scratch);
+    Ok(())
 }
 
 /// Appends to `out` the halves made of a head of `heads` (its test word and share side by
 /// side, but those whose share has bits of `spare[0]`, the middle queen's, which no half may
 /// have) and a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's
-/// word).
+/// word); `out` has room for every pair and a register more.
 fn extend(
     out: &mut Vec<u64>,
     heads: &[u64],
@@ -889,9 +1006,8 @@ fn extend(
     tail: Tail,
     tier: Tier,
 ) {
-    // A register's worth more: the SIMD kernels store whole registers.
     let room = heads.len() / 2 * tails.len() + 8;
-    out.reserve(room);
+    debug_assert!(out.capacity() - out.len() >= room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
     let added = match tier {

@@ -1,17 +1,20 @@
 //! The join against OEIS, the naive oracle and the definitions: every tier this CPU has,
 //! shards, keys, the sieve's sampling and weights, cancellation.
 
-use super::super::Progress;
 use super::super::subproblem::Subproblem;
+use super::super::{CountOptions, Progress};
 use super::fixed::turn_fixed_from;
+use super::memory::Allowance;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
 use super::tables::Join;
 use super::tables::build_steps;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
-use super::{MAX, parts};
+use super::work::Work;
+use super::{Kind, MAX, Part, parts};
 use crate::solver::Shard;
 use crate::solver::counts::CountError;
 use crate::solver::oeis::{A000170, A002562};
+use crate::solver::pool::{Pool, wait};
 use crate::solver::simd::{Tier, has_avx512_gfni, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,13 +29,14 @@ fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
     );
     let join = Join::new(n, &AtomicBool::new(false), &|| {})?;
     let parts = shard.parts() as usize;
+    let mut work = Work::new(usize::MAX);
     let mut total = 0u64;
     for key in Join::keys(n)
         .into_iter()
         .skip(shard.index as usize)
         .step_by(parts)
     {
-        let pairs = join.pairs(&key, tier, &AtomicBool::new(false))?;
+        let pairs = join.pairs(&key, tier, &AtomicBool::new(false), &mut work)?;
         let weighted = pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?;
         total = total.checked_add(weighted).ok_or(CountError::Overflow)?;
     }
@@ -112,14 +116,144 @@ fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
     }
 }
 
+/// The parts of a count of `shard` of size `n` with these options, made on a pool of one.
+fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, CountError> {
+    let pool = Pool::new(1);
+    let on = pool.clone();
+    let options = options.clone();
+    wait(|done| pool.spawn(move || parts(n, shard, &options, &on, done))).expect("parts")
+}
+
+/// The tables a count's key parts share, if it has any.
+fn tables_of(parts: &[Part]) -> Option<*const super::shared::Tables> {
+    parts.iter().find_map(|part| match &part.0 {
+        Kind::Key(tables, ..) => Some(Arc::as_ptr(tables)),
+        Kind::Turns(..) => None,
+    })
+}
+
 #[test]
 fn a_raised_flag_stops_the_tables() {
     let raised = AtomicBool::new(true);
     assert!(matches!(
-        parts(16, Shard::WHOLE, &raised, &Arc::default()),
+        Join::new(16, &raised, &|| {}),
         Err(CountError::Cancelled)
     ));
-    assert!(parts(16, Shard::WHOLE, &AtomicBool::new(false), &Arc::default()).is_ok());
+    assert!(Join::new(16, &AtomicBool::new(false), &|| {}).is_ok());
+}
+
+/// Counts of one size running at once share one set of tables, however many shards they
+/// are; a shard that holds no key builds none and plans no building steps.
+#[test]
+fn counts_of_one_size_share_the_tables_and_an_empty_shard_builds_none() {
+    let options = CountOptions::default();
+    let whole = parts_now(17, Shard::WHOLE, &options).unwrap();
+    let shard = parts_now(
+        17,
+        Shard {
+            index: 5,
+            count: 64,
+        },
+        &options,
+    )
+    .unwrap();
+    let (a, b) = (tables_of(&whole), tables_of(&shard));
+    assert!(a.is_some() && a == b, "one set of tables for both");
+    assert!(super::shared::alive(17));
+    drop((whole, shard));
+    assert!(!super::shared::alive(17), "freed with the last count");
+    // Keys are numbered after the 17 turn-fixed parts: a shard past them all has none.
+    let progress = Arc::new(Progress::default());
+    let empty = CountOptions {
+        progress: progress.clone(),
+        ..CountOptions::default()
+    };
+    let none = parts_now(
+        17,
+        Shard {
+            index: 999_999,
+            count: 1_000_000,
+        },
+        &empty,
+    )
+    .unwrap();
+    assert!(none.is_empty());
+    assert!(tables_of(&none).is_none());
+    assert_eq!(
+        progress.total.load(Ordering::Relaxed),
+        0,
+        "no building steps"
+    );
+    assert!(!super::shared::alive(17), "no tables built");
+}
+
+/// How many keys a shard holds agrees with the keys it is given, and the count of keys
+/// with the whole list.
+#[test]
+fn a_shard_holds_as_many_keys_as_it_is_given() {
+    for n in [16u32, 17] {
+        let count = Join::keys(n).len();
+        assert_eq!(Join::key_count(n), count, "n = {n}");
+        for parts in [
+            1,
+            2,
+            7,
+            count as u32,
+            count as u32 + n,
+            count as u32 + n + 3,
+            1 << 20,
+        ] {
+            for index in [0, 1, n - 1, n, n + 1, parts.saturating_sub(1), parts / 2] {
+                if index >= parts {
+                    continue;
+                }
+                let shard = Shard {
+                    index,
+                    count: parts,
+                };
+                let given = Join::shard_keys(n, n as usize, shard).len();
+                assert_eq!(
+                    super::keys_held(n, shard),
+                    given,
+                    "n = {n}, {index}/{parts}"
+                );
+            }
+        }
+    }
+}
+
+/// A key whose two lists and the room to sort them do not fit its engine's allowance ends
+/// with `OutOfMemory`, having allocated no more than it; one whose lists fit but whose sieve
+/// has next to no room left counts the same as with all the room it wants.
+#[test]
+fn lists_past_the_allowance_are_out_of_memory_and_a_tight_sieve_counts_the_same() {
+    let join = Join::new(16, &AtomicBool::new(false), &|| {}).unwrap();
+    let mut room = Work::new(usize::MAX);
+    let (key, pairs) = Join::keys(16)
+        .into_iter()
+        .map(|key| {
+            let pairs = join.pairs(&key, tier(), &AtomicBool::new(false), &mut room);
+            (key, pairs.unwrap())
+        })
+        .find(|&(_, pairs)| pairs > 1000)
+        .expect("a key with pairs");
+    let lists = 8 * (room.tops.len() + room.bottoms.len());
+    for allowance in [0, 64, lists / 2] {
+        let mut work = Work::new(allowance);
+        let got = join.pairs(&key, tier(), &AtomicBool::new(false), &mut work);
+        assert!(
+            matches!(got, Err(CountError::OutOfMemory { .. })),
+            "{allowance}: {got:?}"
+        );
+        assert!(work.bytes() <= allowance, "{allowance}: {}", work.bytes());
+    }
+    let lists = 8 * (room.tops.capacity() + room.bottoms.capacity() + room.scratch.capacity());
+    for tight in [lists + 64, lists + 4096] {
+        let mut work = Work::new(tight);
+        let got = join.pairs(&key, tier(), &AtomicBool::new(false), &mut work);
+        assert_eq!(got, Ok(pairs), "{tight}");
+        assert!(work.bytes() <= tight);
+    }
 }
 
 #[test]
@@ -246,11 +380,22 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
             .sum::<u64>();
         assert!(expected > 0);
         for tier in tiers() {
-            assert_eq!(
-                Sieve::new(middle, tier).count(&xs, &ys, 0, &AtomicBool::new(false)),
-                expected,
-                "{tier:?}, {middle}"
-            );
+            // With all the room it wants, with too little for some splits, and with none
+            // (every block counted in halves down to pair tests): the same count.
+            for room in [usize::MAX, 8 * (xs.len() + ys.len()), 0] {
+                let mut allowance = Allowance::new(room);
+                assert_eq!(
+                    Sieve::new(middle, tier).count(
+                        &xs,
+                        &ys,
+                        0,
+                        &AtomicBool::new(false),
+                        &mut allowance
+                    ),
+                    expected,
+                    "{tier:?}, {middle}, room {room}"
+                );
+            }
         }
     }
 }
@@ -262,7 +407,7 @@ fn a_key_stops_when_cancelled() {
     let cancel = AtomicBool::new(true);
     for tier in tiers() {
         assert_eq!(
-            join.pairs(&key, tier, &cancel),
+            join.pairs(&key, tier, &cancel, &mut Work::new(usize::MAX)),
             Err(CountError::Cancelled),
             "{tier:?}"
         );
@@ -273,7 +418,11 @@ fn a_key_stops_when_cancelled() {
 fn building_the_tables_moves_progress_and_plans_every_part() {
     for shard in [Shard::WHOLE, Shard { index: 3, count: 7 }] {
         let progress = Arc::new(Progress::default());
-        let made = parts(16, shard, &AtomicBool::new(false), &progress).unwrap();
+        let options = CountOptions {
+            progress: progress.clone(),
+            ..CountOptions::default()
+        };
+        let made = parts_now(16, shard, &options).unwrap();
         let steps = build_steps(16);
         assert_eq!(progress.done.load(Ordering::Relaxed), steps, "{shard:?}");
         let total = progress.total.load(Ordering::Relaxed);
@@ -301,5 +450,43 @@ fn cancelling_the_build_at_any_step_stops_it_there() {
         let built = Join::new(16, &cancel, &tick);
         assert!(matches!(built, Err(CountError::Cancelled)), "step {at}");
         assert_eq!(ticks.load(Ordering::Relaxed), at, "steps after step {at}");
+    }
+}
+
+/// The figures behind the memory model, measured (run by hand:
+/// `cargo test --lib -- --ignored --nocapture memory_figures`): per n, the tables' build's
+/// peak bytes, the bound on a key's lists, and the lists and sieve of sampled keys.
+#[test]
+#[ignore]
+fn memory_figures() {
+    let var = |name: &str, or: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(or)
+    };
+    let (from, to, sample) = (
+        var("QUEENS_FROM", 16),
+        var("QUEENS_TO", MAX as usize),
+        var("QUEENS_SAMPLE", 24),
+    );
+    for n in from as u32..=to as u32 {
+        let join = Join::new(n, &AtomicBool::new(false), &|| {}).unwrap();
+        let bound = join.list_bound();
+        let keys = Join::keys(n);
+        let mut work = Work::new(usize::MAX);
+        let (mut lists, mut most) = (0, 0);
+        let step = (keys.len() / sample).max(1);
+        for key in keys.iter().step_by(step) {
+            join.pairs(key, tier(), &AtomicBool::new(false), &mut work)
+                .unwrap();
+            lists = lists.max(work.tops.len().max(work.bottoms.len()));
+            most = most.max(work.bytes());
+        }
+        println!(
+            "n = {n}: tables' peak {} bytes; list bound {bound} words; sampled {} keys: longest list {lists} words, work {most} bytes",
+            join.peak_bytes,
+            keys.len().div_ceil(step)
+        );
     }
 }
