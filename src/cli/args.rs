@@ -27,6 +27,12 @@ pub struct ServeArgs {
     /// RESOURCE_EXHAUSTED [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_searches: Option<u32>,
+    /// Bytes of memory the searches running at once may reserve in all (digits, or with a
+    /// unit: 1536Mi, 2Gi, 3G); a search that does not fit what is left is refused with
+    /// RESOURCE_EXHAUSTED [default: the memory cgroup's limit, else the machine's memory,
+    /// less a reserve of an eighth, at least 96 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_memory: Option<config::Bytes>,
     /// Seconds any one search may run before it ends with DEADLINE_EXCEEDED.
     #[arg(long, default_value_t = Seconds(MAX_SEARCH_TIME))]
     pub max_search_seconds: Seconds,

@@ -41,6 +41,7 @@ impl ServeArgs {
             max_searches: self
                 .max_searches
                 .map_or(defaults.max_searches, |m| m as usize),
+            max_memory: self.max_memory.map_or(defaults.max_memory, |b| b.0),
             max_search_time: self.max_search_seconds.0,
             search_threads,
             produce_threads: search_threads,

@@ -7,9 +7,16 @@
 //! # Layout
 //! - here: the defaults and their reasons, [`Config`], [`Seconds`], the TLS files.
 //! - `tokens.rs`: the bearer tokens file ([`Tokens`]) and the lookup of a presented token.
+//! - `memory.rs`: the memory budget's rule ([`default_max_memory`]: the cgroup's limit or
+//!   the machine's memory, less a reserve) and sizes from the command line ([`Bytes`]).
 
+mod memory;
 mod tokens;
 
+pub use self::memory::{
+    Bytes, BytesError, LimitSource, MIN_MEMORY_RESERVE, MemoryLimit, cgroup_limit,
+    default_max_memory, memory_limit, memory_reserve,
+};
 pub use self::tokens::{Tokens, TokensError};
 
 use std::time::Duration;
@@ -181,6 +188,9 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Cap on concurrent searches (Enumerate streams and Counts), server-wide.
     pub max_searches: usize,
+    /// Bytes the searches running at once may reserve in all (`--max-memory`); a search
+    /// that does not fit what is left is refused.
+    pub max_memory: u64,
     /// Longest one search may run.
     pub max_search_time: Duration,
     /// Largest request message accepted.
@@ -342,6 +352,7 @@ impl Default for Config {
             reorder_bytes: REORDER_BYTES,
             shutdown_grace: SHUTDOWN_GRACE,
             max_searches: default_max_searches(),
+            max_memory: default_max_memory(),
             max_search_time: MAX_SEARCH_TIME,
             max_request_bytes: MAX_REQUEST_BYTES,
             keepalive_interval: KEEPALIVE_INTERVAL,

@@ -12,7 +12,7 @@
 use super::auth;
 use super::listen::{ConnInfo, StreamGuard};
 use crate::config::Tokens;
-use crate::service::{Arrived, CallNote, ClientId, Share, Shares};
+use crate::service::{Arrived, CallNote, ClientId, Error, Share, Shares};
 use crate::web::GrpcWeb;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -176,11 +176,8 @@ where
         let permit = match self.shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
-                let why = format!(
-                    "server busy: {} requests in flight (--max-requests); retry later",
-                    self.shared.max_requests
-                );
-                return shed(&request, &labels, "max_requests", why);
+                let limit = self.shared.max_requests;
+                return shed(&request, &labels, "max_requests", Error::Requests { limit });
             }
         };
         let client = match auth::identify(self.shared.tokens.as_ref(), &request, conn.as_ref()) {
@@ -200,12 +197,11 @@ where
             }
         };
         let Some(share) = self.shared.shares.take(&client) else {
-            let most = self.shared.shares.per_client();
-            let why = format!(
-                "client busy: {client} has {most} requests in flight \
-                 (--max-requests-per-client {most}); retry later"
-            );
-            return shed(&request, &labels, "max_requests_per_client", why);
+            let refusal = Error::ClientRequests {
+                client: client.to_string(),
+                limit: self.shared.shares.per_client(),
+            };
+            return shed(&request, &labels, "max_requests_per_client", refusal);
         };
         if let Some(conn) = &conn {
             // `Request::remote_addr` reads this.
@@ -250,17 +246,18 @@ where
     }
 }
 
-/// A request shed at once with RESOURCE_EXHAUSTED `why`: counted under `reason` and in the
-/// gRPC metrics, and logged at DEBUG only (a flood would write a line per refused stream).
+/// A request shed at once for `why` (RESOURCE_EXHAUSTED, its details from the service's one
+/// mapping): counted under `reason` and in the gRPC metrics, and logged at DEBUG only (a flood
+/// would write a line per refused stream).
 fn shed<B, E: Send + 'static>(
     request: &http::Request<B>,
     labels: &super::metrics::Labels,
     reason: &'static str,
-    why: String,
+    why: Error,
 ) -> Pin<Box<dyn Future<Output = Result<http::Response<Body>, E>> + Send>> {
     tracing::debug!(method = request.uri().path(), reason, "shed: {why}");
     metrics::counter!("queens_requests_shed_total", "reason" => reason).increment(1);
-    let status = Status::resource_exhausted(why);
+    let status = Status::from(why);
     super::metrics::handled(labels, status.code(), 0.0, 0);
     refuse(status)
 }

@@ -53,16 +53,26 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
     metrics::describe_gauge!("queens_searches_running", "Searches holding a slot now.");
     metrics::describe_counter!(
         "queens_searches_refused_total",
-        "Searches refused, by reason (max_searches, max_searches_per_client, shutting_down)."
+        "Searches refused, by reason (max_searches, max_searches_per_client, max_memory, shutting_down)."
     );
     metrics::describe_gauge!("queens_connections_open", "Connections being served now.");
+    metrics::describe_gauge!(
+        "queens_memory_reserved_bytes",
+        metrics::Unit::Bytes,
+        "Bytes of the memory budget (--max-memory) the running searches have reserved."
+    );
+    metrics::describe_gauge!(
+        "queens_memory_limit_bytes",
+        metrics::Unit::Bytes,
+        "The memory budget (--max-memory)."
+    );
     metrics::describe_counter!(
         "queens_connections_refused_total",
         "Connections closed before serving, by reason (max_connections, tls_handshake)."
     );
     metrics::describe_counter!(
         "queens_requests_shed_total",
-        "Requests answered RESOURCE_EXHAUSTED at once, by reason (max_requests, max_requests_per_client)."
+        "Requests answered RESOURCE_EXHAUSTED at once, by reason (max_requests, max_requests_per_client, max_memory)."
     );
     metrics::describe_counter!(
         "queens_boards_sent_total",
@@ -96,7 +106,12 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
 /// Creates the service's own series at zero, so that they are scraped (and `rate()` works)
 /// before the first event of their kind.
 fn zero_series() {
-    for reason in ["max_searches", "max_searches_per_client", "shutting_down"] {
+    for reason in [
+        "max_searches",
+        "max_searches_per_client",
+        "max_memory",
+        "shutting_down",
+    ] {
         metrics::counter!("queens_searches_refused_total", "reason" => reason).absolute(0);
     }
     for reason in ["max_connections", "tls_handshake"] {
@@ -105,7 +120,7 @@ fn zero_series() {
     for method in ["Enumerate", "CountProgress"] {
         metrics::counter!("queens_streams_client_gone_total", "grpc_method" => method).absolute(0);
     }
-    for reason in ["max_requests", "max_requests_per_client"] {
+    for reason in ["max_requests", "max_requests_per_client", "max_memory"] {
         metrics::counter!("queens_requests_shed_total", "reason" => reason).absolute(0);
     }
     for name in [

@@ -2,9 +2,9 @@
 //! server's time limit and shutdown, cancelled when the call goes away, and read for
 //! CountProgress updates while it runs.
 
-use super::Error;
+use super::{Error, SearchSlot};
 use crate::pb::CountUpdate;
-use crate::solver::{self, CountError, CountOptions, Counts, Pool, Problem, Progress};
+use crate::solver::{self, CountError, CountOptions, Counts, Hold, Pool, Problem, Progress};
 use crate::stream::Cutoffs;
 use std::future::Future;
 use std::pin::Pin;
@@ -29,8 +29,8 @@ pub struct RunningCount {
     answers: Answers,
     /// Raised when the call ends or is dropped (the client went away): the search stops.
     _cancel: RaiseOnDrop,
-    /// The call's search slot, held until the count ends.
-    _slot: Box<dyn Send + Sync>,
+    /// The call's search slot and memory, held until the count ends.
+    _slot: SearchSlot,
     /// What `queens_count_subproblems_total` has been told so far.
     reported: Arc<Reported>,
 }
@@ -87,19 +87,26 @@ impl Reported {
 }
 
 impl RunningCount {
-    /// Starts counting `problem` on `pool` with up to `threads` threads, holding `slot`,
-    /// until the first of `cutoffs` (whose clocks have started). With `metrics`, its finished
-    /// subproblems are added to `queens_count_subproblems_total` every second while it runs.
+    /// Starts counting `problem` on `pool` with up to `threads` threads, each engine's lists
+    /// held to `per_engine` bytes (0: no cap), holding `slot` (its reservation of the join's
+    /// tables, if any, kept alive with the tables) until the first of `cutoffs` (whose clocks
+    /// have started). With `metrics`, its finished subproblems are added to
+    /// `queens_count_subproblems_total` every second while it runs.
     pub fn start(
         problem: &Problem,
         pool: &Pool,
-        threads: usize,
+        (threads, per_engine): (usize, u64),
         mut cutoffs: Cutoffs,
-        slot: impl Send + Sync + 'static,
+        slot: SearchSlot,
         metrics: bool,
     ) -> RunningCount {
         let options = CountOptions {
             threads,
+            work_bytes: match per_engine {
+                0 => usize::MAX,
+                bytes => usize::try_from(bytes).unwrap_or(usize::MAX),
+            },
+            hold: slot.tables().map(|tables| tables as Hold),
             ..CountOptions::default()
         };
         let (cancel, progress) = (options.cancel.clone(), options.progress.clone());
@@ -128,7 +135,7 @@ impl RunningCount {
             started: Instant::now(),
             answers,
             _cancel: RaiseOnDrop(cancel),
-            _slot: Box::new(slot),
+            _slot: slot,
             reported,
         }
     }

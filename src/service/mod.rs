@@ -7,7 +7,9 @@
 //! - `error.rs`: why a call failed ([`Error`]) and the one mapping to `Status`.
 //! - `call.rs`: what the service knows of a call beyond its request (who, when it arrived,
 //!   the note for its log line); the server's gate fills these in.
-//! - `admission.rs`: the search slots (`--max-searches`).
+//! - `admission.rs`: the search slots (`--max-searches`) and the memory they reserve.
+//! - `budget.rs`: the memory budget (`--max-memory`): reservations, the join's tables
+//!   reserved once per size.
 //! - `shares.rs`: each client's share of a bounded resource (search slots, and the server's
 //!   requests in flight).
 //! - `count.rs`: a running Count: deadline, time limit, shutdown, progress.
@@ -16,6 +18,7 @@
 //! listener, health, reflection and shutdown (the server).
 
 mod admission;
+mod budget;
 mod call;
 mod count;
 mod error;
@@ -23,6 +26,7 @@ mod query;
 mod shares;
 
 pub use self::admission::{Admission, SearchSlot};
+pub use self::budget::{Budget, Need, Reservation, Reserved};
 pub use self::call::{Arrived, CallNote, ClientId};
 pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
@@ -33,7 +37,7 @@ use self::count::DEADLINE_MARGIN;
 use crate::config::Config;
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
-use crate::solver::Pool;
+use crate::solver::{self, Pool};
 use crate::stream::{self, Behind, Cutoffs, EncodedBatch};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -87,6 +91,7 @@ impl QueensService {
             admission: Admission::new(
                 config.max_searches,
                 config.searches_per_client(),
+                config.max_memory,
                 stopping.clone(),
             ),
             config: Arc::new(config),
@@ -94,6 +99,11 @@ impl QueensService {
             stopping,
             metrics,
         }
+    }
+
+    /// The memory budget the searches reserve from.
+    pub fn budget(&self) -> &Budget {
+        self.admission.budget()
     }
 
     /// The limits requests are checked against.
@@ -107,13 +117,22 @@ impl QueensService {
             note.n.store(request.get_ref().n, Ordering::Relaxed);
         }
         let problem = self.query.count(request.get_ref())?;
-        let slot = self.admission.admit(client(request))?;
         // Small boards count in milliseconds: more engines would cost more than they save.
         let threads = if problem.n() <= SMALL_COUNT_N {
             1
         } else {
             self.config.count_threads
         };
+        let memory = solver::count_memory(&problem, threads);
+        let need = Need {
+            own: memory.fixed,
+            per_engine: memory.per_engine,
+            engines: threads,
+            tables: memory.tables,
+        };
+        let slot = self.admission.admit(client(request), need)?;
+        // As many engines as the budget holds now, down to one.
+        let threads = slot.engines();
         // The clocks start now, not when the count is first polled.
         let cutoffs = Cutoffs::start(
             self.stopping.clone(),
@@ -123,7 +142,7 @@ impl QueensService {
         Ok(RunningCount::start(
             &problem,
             &self.pool,
-            threads,
+            (threads, memory.per_engine),
             cutoffs,
             slot,
             self.metrics,
@@ -174,7 +193,8 @@ impl Queens for QueensService {
             .enumerate(request.get_ref())
             .map_err(Error::from)?;
         let entry = stream::BoardEncoder::new(job.problem.n(), job.form).entry_len() as u64;
-        let slot = self.admission.admit(client(&request))?;
+        let need = Need::bytes(stream::memory(&job, &self.streams));
+        let slot = self.admission.admit(client(&request), need)?;
         let deadline = deadline(&request);
         let messages = stream::start(
             job,
