@@ -1,5 +1,6 @@
-//! Why a fanned-out run failed: endpoints that do not resolve, shards that failed for good,
-//! and the output directory of an enumeration.
+//! Why a fanned-out run failed: endpoints that do not resolve, shards that failed for good
+//! (too many attempts, a refusal, lost twice with their replicas), and the output directory
+//! of an enumeration.
 
 use crate::solver::PartsError;
 use std::path::PathBuf;
@@ -32,6 +33,25 @@ pub enum Error {
         /// The endpoint of the last attempt.
         url: String,
         /// Its status.
+        status: Box<tonic::Status>,
+    },
+    /// A shard's connection broke under its call on two endpoints in turn: what replicas
+    /// killed while running it (by the kernel's OOM killer, say) look like, so no third one
+    /// was given it.
+    #[error(
+        "shard {index} was lost twice: its server went away while running it on {first}, then \
+         on {second} ({:?}: {}); not trying it on another replica, which it may bring down too",
+        status.code(),
+        status.message()
+    )]
+    Lost {
+        /// The shard.
+        index: u32,
+        /// The endpoint where it was lost first.
+        first: String,
+        /// The endpoint where it was lost again.
+        second: String,
+        /// The status of the second loss.
         status: Box<tonic::Status>,
     },
     /// A shard failed with a status no retry can change.

@@ -2,7 +2,9 @@
 //! [`CONNECT_TIMEOUT`], and a watchdog per endpoint that asks it for its health every
 //! [`PROBE_INTERVAL`] and reports it hung when a Check goes unanswered for
 //! [`PROBE_TIMEOUT`]. A shard's call itself has no deadline (a shard of a large n takes
-//! minutes); what to do with a hung endpoint's shards is `queue.rs`'s.
+//! minutes); what to do with a hung endpoint's shards is `queue.rs`'s. A call abandoned
+//! because its endpoint hung is not one lost with its replica: the shard gets no mark
+//! against it (`failure.rs` says why).
 
 use super::job::{CONNECT_TIMEOUT, PROBE_INTERVAL, PROBE_TIMEOUT};
 use crate::client::{Access, Client, Health, connect_with, health_with};

@@ -4,15 +4,19 @@
 //! tonic's `balance_list` does not fail over from a dead endpoint, so each endpoint gets its
 //! own workers (as many as it admits) that take shards from a shared queue; a retryable
 //! failure (UNAVAILABLE, RESOURCE_EXHAUSTED, a broken connection) puts the shard back, up to
-//! a bounded number of attempts. A watchdog per endpoint asks it for its health; an endpoint
-//! that leaves a Check unanswered (a stopped process, a socket nobody reads) is given up
-//! within 10 s, its calls in flight abandoned and their shards put back. Enumeration writes each shard to its own file and resumes
-//! from the last complete line, recording finished shards in a manifest, so rerunning the
-//! command finishes the job.
+//! a bounded number of attempts, after the wait the server asked for (RetryInfo) or a short
+//! backoff. A shard whose replica went away while running it (its connection broke under
+//! the call) gets one more try, on another endpoint; lost again, it fails the run at once
+//! instead of bringing down every replica in turn. A watchdog per endpoint asks it for its
+//! health; an endpoint that leaves a Check unanswered (a stopped process, a socket nobody
+//! reads) is given up within 10 s, its calls in flight abandoned and their shards put back.
+//! Enumeration writes each shard to its own file and resumes from the last complete line,
+//! recording finished shards in a manifest, so rerunning the command finishes the job.
 //!
 //! - `job.rs`: what is spread ([`FanoutJob`]) and its defaults.
 //! - `resolve.rs`: endpoint arguments to URLs, one per address of a headless Service.
 //! - `queue.rs`: the retry queue and its workers, for any per-shard task.
+//! - `failure.rs`: how a failed call is read: retryable, lost with its replica, RetryInfo.
 //! - `liveness.rs`: bounded connects and the health watchdog of each endpoint.
 //! - `count.rs`: the count task and the checked total.
 //! - `enumerate.rs`: the resumable enumeration into shard files and its manifest.
@@ -24,6 +28,7 @@
 mod count;
 mod enumerate;
 mod error;
+mod failure;
 mod job;
 mod liveness;
 mod queue;

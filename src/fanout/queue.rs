@@ -2,10 +2,20 @@
 //! from one shared queue and run a [`ShardTask`] on them; a retryable failure puts the shard
 //! back, a server at capacity retires the worker, an endpoint failing in a row is given up,
 //! and so is one its watchdog finds hung (`liveness.rs`): its calls in flight are abandoned
-//! and their shards go back to the queue. What a shard's task does (count, enumerate into a
-//! file) is `count.rs`'s and `enumerate.rs`'s.
+//! and their shards go back to the queue. A server's RetryInfo sets how long that endpoint
+//! waits before it is given the shard again. A shard whose connection broke under its call
+//! (`failure.rs`: its replica went away while holding it, as one the OOM killer ends) is
+//! tried once more, on another endpoint while the run has one; lost a second time, it stops
+//! the run, naming it and both endpoints, rather than bring down replica after replica. A
+//! failed run stops at once: the calls still running are dropped. What a shard's task does
+//! (count, enumerate into a file) is `count.rs`'s and `enumerate.rs`'s.
+//!
+//! Every shard in flight on a replica that goes away is lost with it, not only the one that
+//! brought it down: each of them goes to another endpoint, and the first of them to be lost
+//! a second time stops the run and is the one named.
 
 use super::error::Error;
+use super::failure;
 use super::job::FanoutJob;
 use super::liveness;
 use crate::client::{Access, Client};
@@ -24,8 +34,12 @@ pub const MAX_CALLS_PER_ENDPOINT: usize = 16;
 /// Consecutive failed calls after which an endpoint is given up.
 const ENDPOINT_FAILURES: u32 = 3;
 
-/// Pause after a failure before a worker takes the next shard.
+/// Pause after a failure before a worker takes the next shard, unless the server said how
+/// long to wait (RetryInfo, `failure.rs`).
 const BACKOFF: Duration = Duration::from_millis(200);
+
+/// How often a worker with nothing it may take looks at the queue again.
+const IDLE_POLL: Duration = Duration::from_millis(50);
 
 /// Per-endpoint statistics of a run.
 #[derive(Clone, Debug, Default)]
@@ -47,24 +61,23 @@ pub struct EndpointStats {
 /// Called as shards finish: shards done, shards in all, solutions so far.
 pub type OnShard = Arc<dyn Fn(u64, u64, u64) + Send + Sync>;
 
-/// Whether a failed call may succeed on another try or another endpoint.
-fn retryable(status: &tonic::Status) -> bool {
-    // A server killed mid-call shows up in tonic as Unknown "h2 protocol error", or as
-    // Cancelled "operation was canceled" when the connection drops under a stream (this
-    // client never cancels its own calls, so Cancelled always comes from the other side).
-    matches!(
-        status.code(),
-        Code::Unavailable
-            | Code::ResourceExhausted
-            | Code::Unknown
-            | Code::Aborted
-            | Code::Cancelled
-    )
+/// A shard waiting in the queue, with what its earlier calls left it.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    /// Its index.
+    index: u32,
+    /// Its failed calls that used an attempt.
+    attempts: u32,
+    /// The endpoint whose connection broke under its call, if one did: it is given to
+    /// another endpoint while the run has one, and a second loss stops the run.
+    lost_on: Option<usize>,
+    /// An endpoint that asked (RetryInfo) not to be given it before an instant.
+    wait: Option<(usize, Instant)>,
 }
 
 /// The shared queue of one run.
 struct Queue<R> {
-    pending: VecDeque<(u32, u32)>,
+    pending: VecDeque<Queued>,
     results: Vec<Option<R>>,
     outstanding: usize,
     fatal: Option<Error>,
@@ -95,9 +108,14 @@ pub(super) async fn run_shards<T: ShardTask>(
     task: T,
     progress: Option<OnShard>,
 ) -> Result<(Vec<Option<T::Output>>, Vec<EndpointStats>), Error> {
-    let pending: VecDeque<(u32, u32)> = (0..job.shards)
+    let pending: VecDeque<Queued> = (0..job.shards)
         .filter(|i| !skip.contains(i))
-        .map(|i| (i, 0))
+        .map(|index| Queued {
+            index,
+            attempts: 0,
+            lost_on: None,
+            wait: None,
+        })
         .collect();
     let total = job.shards as u64;
     let queue = Arc::new(Mutex::new(Queue {
@@ -116,7 +134,7 @@ pub(super) async fn run_shards<T: ShardTask>(
             .collect(),
     }));
     let done_before = skip.len() as u64;
-    let (mut workers, mut watchdogs) = (Vec::new(), Vec::new());
+    let (mut workers, mut watchdogs) = (tokio::task::JoinSet::new(), Vec::new());
     for (e, url) in urls.iter().enumerate() {
         let (hung_tx, hung) = watch::channel(false);
         let (queue_w, url_w, access_w) = (queue.clone(), url.clone(), job.access.clone());
@@ -129,7 +147,7 @@ pub(super) async fn run_shards<T: ShardTask>(
             let (queue, url, task) = (queue.clone(), url.clone(), task.clone());
             let (progress, max_attempts) = (progress.clone(), job.max_attempts);
             let (access, hung) = (job.access.clone(), hung.clone());
-            workers.push(tokio::spawn(async move {
+            workers.spawn(async move {
                 worker(
                     e,
                     (url, access, hung),
@@ -141,11 +159,14 @@ pub(super) async fn run_shards<T: ShardTask>(
                     progress,
                 )
                 .await
-            }));
+            });
         }
     }
-    for w in workers {
-        let _ = w.await;
+    // A failed run stops at once: the calls still running are dropped (cancelled on the wire).
+    while workers.join_next().await.is_some() {
+        if queue.lock().expect("queue lock").fatal.is_some() {
+            workers.abort_all();
+        }
     }
     for w in watchdogs {
         w.abort();
@@ -155,7 +176,7 @@ pub(super) async fn run_shards<T: ShardTask>(
         return Err(fatal);
     }
     if q.outstanding > 0 {
-        let left = q.pending.iter().map(|&(i, _)| i).collect();
+        let left = q.pending.iter().map(|shard| shard.index).collect();
         let gave_up = q
             .stats
             .iter()
@@ -221,11 +242,12 @@ async fn worker<T: ShardTask>(
             if q.fatal.is_some() || q.outstanding == 0 || q.stats[e].gave_up.is_some() {
                 return;
             }
-            q.pending.pop_front()
+            q.take(e, Instant::now())
         };
-        let Some((index, attempts)) = next else {
-            // Others hold the remaining shards; one may come back.
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(shard) = next else {
+            // Others hold the remaining shards (one may come back), or those left are not
+            // this endpoint's to take yet.
+            tokio::time::sleep(IDLE_POLL).await;
             continue;
         };
         let started = Instant::now();
@@ -234,26 +256,23 @@ async fn worker<T: ShardTask>(
             () = hung(found_hung.clone()) => Err(tonic::Status::unavailable(format!(
                 "{url} stopped answering; the call was abandoned"
             ))),
-            outcome = attempt(&mut client, (&url, &access), &task, index) => outcome,
+            outcome = attempt(&mut client, (&url, &access), &task, shard.index) => outcome,
         };
         if outcome.is_err() {
             client = None;
         }
-        let next_step = record(
-            &queue,
-            e,
-            &url,
-            index,
-            attempts,
-            max_attempts,
-            started,
-            outcome,
-        );
+        let next_step = {
+            let mut q = queue.lock().expect("queue lock");
+            match outcome {
+                Ok((output, solutions)) => q.finished(e, shard.index, output, solutions, started),
+                Err(status) => q.failed(e, shard, status, max_attempts),
+            }
+        };
         match next_step {
             Step::Next => {}
             Step::Stop | Step::Retire => return,
-            Step::Retry => {
-                tokio::time::sleep(BACKOFF).await;
+            Step::Retry(pause) => {
+                tokio::time::sleep(pause).await;
             }
         }
         if let (Some(p), Step::Next) = (&progress, next_step) {
@@ -271,8 +290,8 @@ async fn worker<T: ShardTask>(
 enum Step {
     /// Take the next shard.
     Next,
-    /// The shard went back to the queue; back off first.
-    Retry,
+    /// The shard went back to the queue; pause this long first.
+    Retry(Duration),
     /// The run failed.
     Stop,
     /// The endpoint is at capacity with other workers, or was given up: leave it.
@@ -293,69 +312,110 @@ impl<R> Drop for Live<R> {
     }
 }
 
-/// Records a call's outcome in the queue and says what the worker does next.
-#[allow(clippy::too_many_arguments)]
-fn record<R>(
-    queue: &Mutex<Queue<R>>,
-    e: usize,
-    url: &str,
-    index: u32,
-    attempts: u32,
-    max_attempts: u32,
-    started: Instant,
-    outcome: Result<(R, u64), tonic::Status>,
-) -> Step {
-    let mut q = queue.lock().expect("queue lock");
-    match outcome {
-        Ok((output, solutions)) => {
-            q.results[index as usize] = Some(output);
-            q.outstanding -= 1;
-            q.failing[e] = 0;
-            let s = &mut q.stats[e];
-            s.shards += 1;
-            s.solutions += solutions;
-            s.busy_seconds += started.elapsed().as_secs_f64();
-            Step::Next
-        }
-        Err(_) if q.stats[e].gave_up.is_some() => {
-            // Given up while this call ran: its shard goes elsewhere, no attempt used.
-            q.stats[e].failures += 1;
-            q.pending.push_back((index, attempts));
-            Step::Retire
-        }
-        Err(status) if status.code() == Code::ResourceExhausted && q.live[e] > 1 => {
-            q.pending.push_back((index, attempts));
-            Step::Retire
-        }
-        Err(status) if retryable(&status) => {
-            q.stats[e].failures += 1;
-            q.failing[e] += 1;
-            if q.failing[e] >= ENDPOINT_FAILURES {
-                q.stats[e].gave_up = Some(format!(
-                    "{ENDPOINT_FAILURES} failed calls in a row, the last: {:?}: {}",
-                    status.code(),
-                    status.message()
-                ));
-            }
-            if attempts + 1 >= max_attempts {
-                q.fatal = Some(Error::Attempts {
-                    index,
-                    attempts: attempts + 1,
-                    url: url.to_string(),
-                    status: Box::new(status),
-                });
-                return Step::Stop;
-            }
-            q.pending.push_back((index, attempts + 1));
-            Step::Retry
-        }
-        Err(status) => {
-            q.fatal = Some(Error::Refused {
-                index,
-                url: url.to_string(),
+impl<R> Queue<R> {
+    /// Whether an endpoint other than `e` still has workers and was not given up.
+    fn open_besides(&self, e: usize) -> bool {
+        (0..self.live.len()).any(|o| o != e && self.live[o] > 0 && self.stats[o].gave_up.is_none())
+    }
+
+    /// Takes the first pending shard endpoint `e` may run now: not one whose connection
+    /// broke on `e` while another endpoint is open (with none, `e` is the only one left to
+    /// try it: a restarted replica, or another behind the same address), and not one `e`
+    /// asked to be given later.
+    fn take(&mut self, e: usize, now: Instant) -> Option<Queued> {
+        let elsewhere = self.open_besides(e);
+        let position = self.pending.iter().position(|shard| {
+            let lost_here = shard.lost_on == Some(e) && elsewhere;
+            let waiting = shard.wait.is_some_and(|(w, until)| w == e && now < until);
+            !lost_here && !waiting
+        })?;
+        self.pending.remove(position)
+    }
+
+    /// Records shard `index`'s output, finished by endpoint `e` in a call begun at `started`.
+    fn finished(
+        &mut self,
+        e: usize,
+        index: u32,
+        output: R,
+        solutions: u64,
+        started: Instant,
+    ) -> Step {
+        self.results[index as usize] = Some(output);
+        self.outstanding -= 1;
+        self.failing[e] = 0;
+        let s = &mut self.stats[e];
+        s.shards += 1;
+        s.solutions += solutions;
+        s.busy_seconds += started.elapsed().as_secs_f64();
+        Step::Next
+    }
+
+    /// Records a failed call of `shard` on endpoint `e` and says what the worker does next.
+    fn failed(
+        &mut self,
+        e: usize,
+        shard: Queued,
+        status: tonic::Status,
+        max_attempts: u32,
+    ) -> Step {
+        let lost = failure::lost(&status);
+        if let (true, Some(first)) = (lost, shard.lost_on) {
+            self.stats[e].failures += 1;
+            self.fatal = Some(Error::Lost {
+                index: shard.index,
+                first: self.stats[first].url.clone(),
+                second: self.stats[e].url.clone(),
                 status: Box::new(status),
             });
-            Step::Stop
+            return Step::Stop;
         }
+        let wait = failure::retry_delay(&status);
+        let shard = Queued {
+            lost_on: if lost { Some(e) } else { shard.lost_on },
+            wait: wait.map(|d| (e, Instant::now() + d)).or(shard.wait),
+            ..shard
+        };
+        if self.stats[e].gave_up.is_some() {
+            // Given up while this call ran: its shard goes elsewhere, no attempt used.
+            self.stats[e].failures += 1;
+            self.pending.push_back(shard);
+            return Step::Retire;
+        }
+        if status.code() == Code::ResourceExhausted && self.live[e] > 1 {
+            self.pending.push_back(shard);
+            return Step::Retire;
+        }
+        if !failure::retryable(&status) {
+            self.fatal = Some(Error::Refused {
+                index: shard.index,
+                url: self.stats[e].url.clone(),
+                status: Box::new(status),
+            });
+            return Step::Stop;
+        }
+        self.stats[e].failures += 1;
+        self.failing[e] += 1;
+        if self.failing[e] >= ENDPOINT_FAILURES {
+            self.stats[e].gave_up = Some(format!(
+                "{ENDPOINT_FAILURES} failed calls in a row, the last: {:?}: {}",
+                status.code(),
+                status.message()
+            ));
+        }
+        if shard.attempts + 1 >= max_attempts {
+            self.fatal = Some(Error::Attempts {
+                index: shard.index,
+                attempts: shard.attempts + 1,
+                url: self.stats[e].url.clone(),
+                status: Box::new(status),
+            });
+            return Step::Stop;
+        }
+        self.pending.push_back(Queued {
+            attempts: shard.attempts + 1,
+            ..shard
+        });
+        Step::Retry(wait.unwrap_or(BACKOFF))
     }
 }

@@ -3,10 +3,13 @@
 //! `batch_size`; the camelCase spellings of proto3's JSON mapping are accepted too), plus
 //! `parts` in a command: how many endpoints `GetFlightInfo` splits the question into.
 //!
-//! Every refusal names the field at fault. Not here: checking the values against the
-//! server's limits (the service's `Query` does that once the request is built).
+//! Every refusal is the service's [`Error::Field`]: the field at fault (the command's own
+//! path, such as `fixed[1].row`, or `command`/`ticket` for the whole) and what is wrong. Not
+//! here: checking the values against the server's limits (the service's `Query` does that
+//! once the request is built).
 
 use crate::pb;
+use crate::service::Error;
 use serde_json::{Map, Value, json};
 
 /// Most endpoints one `GetFlightInfo` hands out: enough for a part per core of a large
@@ -25,14 +28,24 @@ pub struct Command {
 /// The fields a command may carry, for the message about an unknown one.
 const FIELDS: &str = "n, fundamental, fixed, shard, start_after, limit, batch_size, parts";
 
+/// The refusal of `field`: `problem` is what is wrong with it.
+pub fn refusal(field: impl Into<String>, problem: impl Into<String>) -> Error {
+    Error::Field {
+        field: field.into(),
+        problem: problem.into(),
+    }
+}
+
 /// Reads a command or ticket; `what` ("command" or "ticket") names it in a refusal.
-pub fn parse(bytes: &[u8], what: &str) -> Result<Command, String> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("{what}: not JSON ({e}); send an object such as {{\"n\": 8}}"))?;
+pub fn parse(bytes: &[u8], what: &str) -> Result<Command, Error> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        refusal(
+            what,
+            format!("not JSON ({e}); send an object such as {{\"n\": 8}}"),
+        )
+    })?;
     let Value::Object(object) = value else {
-        return Err(format!(
-            "{what}: expected a JSON object such as {{\"n\": 8}}"
-        ));
+        return Err(refusal(what, "expected a JSON object such as {\"n\": 8}"));
     };
     let mut command = Command {
         request: pb::EnumerateRequest::default(),
@@ -45,7 +58,7 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<Command, String> {
 }
 
 /// Sets the field `key` of `command` from `value`.
-fn field(command: &mut Command, key: &str, value: &Value) -> Result<(), String> {
+fn field(command: &mut Command, key: &str, value: &Value) -> Result<(), Error> {
     let request = &mut command.request;
     match key {
         "n" => request.n = uint(value, "n")?,
@@ -56,7 +69,12 @@ fn field(command: &mut Command, key: &str, value: &Value) -> Result<(), String> 
         "limit" => request.limit = u64_of(value, "limit")?,
         "batch_size" | "batchSize" => request.batch_size = uint(value, "batch_size")?,
         "parts" => command.parts = parts(value)?,
-        other => return Err(format!("{other}: not a field of a command ({FIELDS})")),
+        other => {
+            return Err(refusal(
+                other,
+                format!("not a field of a command ({FIELDS})"),
+            ));
+        }
     }
     Ok(())
 }
@@ -94,36 +112,41 @@ pub fn ticket(request: &pb::EnumerateRequest) -> Vec<u8> {
     Value::Object(object).to_string().into_bytes()
 }
 
-fn u64_of(value: &Value, name: &str) -> Result<u64, String> {
+fn u64_of(value: &Value, name: &str) -> Result<u64, Error> {
     // proto3's JSON mapping writes 64-bit integers as strings: take both.
     let parsed = match value {
         Value::Number(number) => number.as_u64(),
         Value::String(text) => text.parse().ok(),
         _ => None,
     };
-    parsed.ok_or_else(|| format!("{name}: expected an unsigned integer, got {value}"))
+    parsed.ok_or_else(|| refusal(name, format!("expected an unsigned integer, got {value}")))
 }
 
-fn uint(value: &Value, name: &str) -> Result<u32, String> {
+fn uint(value: &Value, name: &str) -> Result<u32, Error> {
     value
         .as_u64()
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("{name}: expected an unsigned integer below 2^32, got {value}"))
+        .ok_or_else(|| {
+            refusal(
+                name,
+                format!("expected an unsigned integer below 2^32, got {value}"),
+            )
+        })
 }
 
-fn boolean(value: &Value, name: &str) -> Result<bool, String> {
+fn boolean(value: &Value, name: &str) -> Result<bool, Error> {
     value
         .as_bool()
-        .ok_or_else(|| format!("{name}: expected true or false, got {value}"))
+        .ok_or_else(|| refusal(name, format!("expected true or false, got {value}")))
 }
 
-fn array<'a>(value: &'a Value, name: &str) -> Result<&'a Vec<Value>, String> {
+fn array<'a>(value: &'a Value, name: &str) -> Result<&'a Vec<Value>, Error> {
     value
         .as_array()
-        .ok_or_else(|| format!("{name}: expected an array, got {value}"))
+        .ok_or_else(|| refusal(name, format!("expected an array, got {value}")))
 }
 
-fn uints(value: &Value, name: &str) -> Result<Vec<u32>, String> {
+fn uints(value: &Value, name: &str) -> Result<Vec<u32>, Error> {
     array(value, name)?
         .iter()
         .enumerate()
@@ -132,7 +155,7 @@ fn uints(value: &Value, name: &str) -> Result<Vec<u32>, String> {
 }
 
 /// `fixed`: squares as `{"row": R, "column": C}` or `[R, C]`.
-fn squares(value: &Value) -> Result<Vec<pb::Square>, String> {
+fn squares(value: &Value) -> Result<Vec<pb::Square>, Error> {
     let square = |(i, v): (usize, &Value)| {
         let name = format!("fixed[{i}]");
         let (row, column) = match v {
@@ -142,8 +165,9 @@ fn squares(value: &Value) -> Result<Vec<pb::Square>, String> {
                 o.get("column").unwrap_or(&Value::Null),
             ),
             _ => {
-                return Err(format!(
-                    "{name}: expected {{\"row\": R, \"column\": C}} or [R, C], got {v}"
+                return Err(refusal(
+                    name,
+                    format!("expected {{\"row\": R, \"column\": C}} or [R, C], got {v}"),
                 ));
             }
         };
@@ -160,10 +184,11 @@ fn squares(value: &Value) -> Result<Vec<pb::Square>, String> {
 }
 
 /// `shard`: `{"index": I, "count": K}`.
-fn shard(value: &Value) -> Result<pb::Shard, String> {
+fn shard(value: &Value) -> Result<pb::Shard, Error> {
     let Value::Object(o) = value else {
-        return Err(format!(
-            "shard: expected {{\"index\": I, \"count\": K}}, got {value}"
+        return Err(refusal(
+            "shard",
+            format!("expected {{\"index\": I, \"count\": K}}, got {value}"),
         ));
     };
     let get = |key: &str| match o.get(key) {
@@ -176,10 +201,13 @@ fn shard(value: &Value) -> Result<pb::Shard, String> {
     })
 }
 
-fn parts(value: &Value) -> Result<u32, String> {
+fn parts(value: &Value) -> Result<u32, Error> {
     match uint(value, "parts")? {
         parts @ 1..=MAX_PARTS => Ok(parts),
-        other => Err(format!("parts: must be 1..={MAX_PARTS}, got {other}")),
+        other => Err(refusal(
+            "parts",
+            format!("must be 1..={MAX_PARTS}, got {other}"),
+        )),
     }
 }
 
@@ -208,7 +236,7 @@ mod tests {
     }
 
     #[test]
-    fn refusals_name_the_field() {
+    fn refusals_name_the_field_as_the_message_does() {
         for (text, starts) in [
             (&b"[1]"[..], "command: expected a JSON object"),
             (b"{\"n\": 8", "command: not JSON"),
@@ -225,10 +253,19 @@ mod tests {
             (b"{\"limit\": 1.5}", "limit: "),
         ] {
             let err = parse(text, "command").unwrap_err();
+            let message = err.to_string();
             assert!(
-                err.starts_with(starts),
-                "{}: {err}",
+                message.starts_with(starts),
+                "{}: {message}",
                 String::from_utf8_lossy(text)
+            );
+            // The field a client's BadRequest names is the one the message starts with.
+            let Error::Field { field, .. } = err else {
+                panic!("{message}: not a field's refusal");
+            };
+            assert!(
+                starts.starts_with(&format!("{field}: ")),
+                "{field}: {message}"
             );
         }
     }

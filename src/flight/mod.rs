@@ -2,11 +2,14 @@
 //! Queens on the same port: an Enumerate question as a JSON command, its schema, its parts as
 //! endpoints, and each part streamed as Arrow record batches.
 //!
-//! Every call goes through the Queens service itself (`GetFlightInfo` through Count,
-//! `DoGet` through a packed Enumerate), so validation, search slots, deadlines,
-//! cancellation, shutdown and the call's log note are exactly Enumerate's and Count's; the
-//! server's gate (tokens, requests in flight, metrics, traces) sees Flight calls like any
-//! other. `DoGet` turns each packed message into one record batch without copying its records.
+//! Every call goes through the Queens service itself (`DoGet` through a packed Enumerate,
+//! `GetFlightInfo`'s total through Count when it counts one), so validation, search slots,
+//! deadlines, cancellation, shutdown and the call's log note are exactly Enumerate's and
+//! Count's; the server's gate (tokens, requests in flight, metrics, traces) sees Flight calls
+//! like any other. `GetFlightInfo` is a metadata call and answers at once: it counts a total
+//! only for a board small enough to count in milliseconds ([`COUNTED_TOTAL_N`]) and only when
+//! a search slot is free, and says -1 (unknown) otherwise. `DoGet` turns each packed message
+//! into one record batch without copying its records.
 //!
 //! # Layout
 //! - `command.rs`: the JSON of commands and tickets.
@@ -33,11 +36,20 @@ use arrow_flight::{
 };
 use std::pin::Pin;
 use tokio_stream::{Stream, StreamExt};
-use tonic::{Request, Response, Status, Streaming};
+use tonic::metadata::MetadataMap;
+use tonic::{Code, Extensions, Request, Response, Status, Streaming};
 
 /// Bytes an Arrow IPC message adds to its records (its flatbuffer header, padding, the
 /// FlightData fields: a few hundred bytes), kept free under the message cap.
 const IPC_HEADROOM: usize = 4096;
+
+/// Largest board whose total `GetFlightInfo` counts. A Count of the whole board took, on a
+/// release build's server on this project's 2-core AMD EPYC (AVX-512), as its call log timed
+/// 5 calls each: n = 12 2.2-2.4 ms, n = 13 5.2-5.3 ms, n = 14 11-30 ms, n = 15 147-171 ms;
+/// n = 18 takes about 1 s and n = 20 36 s (docs/performance.md). Up to n = 14 a total costs
+/// milliseconds; above, a metadata call would hold a search slot for a real search, so the
+/// total is -1 and a client learns it from the stream.
+pub const COUNTED_TOTAL_N: u32 = 14;
 
 /// A stream of one Flight method's answers.
 type Answers<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -75,21 +87,24 @@ impl FlightQueens {
     /// The command of a descriptor, its request checked as Enumerate would check it.
     fn command(&self, descriptor: &FlightDescriptor) -> Result<Command, Status> {
         if descriptor.r#type() != DescriptorType::Cmd {
-            return Err(Status::invalid_argument(
-                "descriptor: this server names no paths; send a command, the JSON of an \
-                 Enumerate question such as {\"n\": 8}",
+            return Err(invalid(
+                "descriptor",
+                "this server names no paths; send a command, the JSON of an Enumerate \
+                 question such as {\"n\": 8}",
             ));
         }
-        let command = command::parse(&descriptor.cmd, "command").map_err(invalid)?;
+        let command = command::parse(&descriptor.cmd, "command")?;
         let parts = command.parts;
         if parts > 1 && command.request.shard.is_some_and(|s| s.count > 1) {
-            return Err(invalid(format!(
-                "parts: the command already names a shard; ask for {parts} parts of the whole"
-            )));
+            return Err(invalid(
+                "parts",
+                format!("the command already names a shard; ask for {parts} parts of the whole"),
+            ));
         }
         if parts > 1 && command.request.limit > 0 {
             return Err(invalid(
-                "parts: a limit applies to one stream; ask for parts without a limit",
+                "parts",
+                "a limit applies to one stream; ask for parts without a limit",
             ));
         }
         self.check(&part(&command, 0))?;
@@ -117,6 +132,32 @@ impl FlightQueens {
         endpoint
     }
 
+    /// The boards `question` streams, for `GetFlightInfo`: from a Count when
+    /// [`counts_total`] allows one and a search slot is free, else -1 (unknown). The Count
+    /// goes through the Queens service with the call's metadata and extensions (its
+    /// deadline, its client, its log note).
+    async fn total(
+        &self,
+        (metadata, extensions): (MetadataMap, Extensions),
+        question: &EnumerateRequest,
+    ) -> Result<i64, Status> {
+        if !counts_total(question) {
+            return Ok(-1);
+        }
+        let count = CountRequest {
+            n: question.n,
+            fixed: question.fixed.clone(),
+            shard: question.shard,
+        };
+        let request = Request::from_parts(metadata, extensions, count);
+        match self.queens.count(request).await {
+            Ok(count) => Ok(total_records(question, Some(&count.into_inner()))),
+            // No slot to spare: the metadata call answers anyway, without its total.
+            Err(busy) if busy.code() == Code::ResourceExhausted => Ok(-1),
+            Err(status) => Err(status),
+        }
+    }
+
     /// Records per batch: the ticket's `batch_size`, else [`Self::batch_bytes`] of records,
     /// within the message cap.
     fn batch_size(&self, request: &EnumerateRequest) -> u32 {
@@ -142,14 +183,22 @@ fn part(command: &Command, index: u32) -> EnumerateRequest {
     request
 }
 
-/// Boards `request` streams, as Count answered for its question: -1 (unknown) after a
-/// `start_after`, or for classes with fixed queens or of one shard (Count gives none).
-fn total_records(request: &EnumerateRequest, count: &CountResponse) -> i64 {
+/// Whether `GetFlightInfo` asks Count for `request`'s total: only for a board of at most
+/// [`COUNTED_TOTAL_N`], and only where Count's answer is the total: not after a
+/// `start_after`, and not for classes with fixed queens or of one shard (Count gives none).
+fn counts_total(request: &EnumerateRequest) -> bool {
     // A shard's classes may be counted across parts (Count's `turn_fixed`): not its own.
     let shard = request.shard.is_some_and(|s| s.count > 1);
-    if !request.start_after.is_empty() || (request.fundamental && shard) {
+    let classes_unknown = request.fundamental && (shard || !request.fixed.is_empty());
+    request.n <= COUNTED_TOTAL_N && request.start_after.is_empty() && !classes_unknown
+}
+
+/// Boards `request` streams, as Count answered for its question (`count`), at most its
+/// `limit`; -1 (unknown) without an answer or without the classes asked for.
+fn total_records(request: &EnumerateRequest, count: Option<&CountResponse>) -> i64 {
+    let Some(count) = count else {
         return -1;
-    }
+    };
     let total = if request.fundamental {
         count.fundamental
     } else {
@@ -169,8 +218,10 @@ fn read_only(method: &str) -> Status {
     ))
 }
 
-fn invalid(message: impl Into<String>) -> Status {
-    Status::invalid_argument(message)
+/// The INVALID_ARGUMENT of `field` (through the service's one mapping, so it carries a
+/// `BadRequest` naming the field): `problem` is what is wrong with it.
+fn invalid(field: &str, problem: impl Into<String>) -> Status {
+    command::refusal(field, problem).into()
 }
 
 /// The schema of boards of size `n` as Flight carries it (IPC bytes).
@@ -224,7 +275,7 @@ impl FlightService for FlightQueens {
         Ok(Response::new(Box::pin(tokio_stream::iter(infos))))
     }
 
-    /// The schema, the total from Count, and one endpoint per part.
+    /// The schema, the total where it is cheap to count (else -1), and one endpoint per part.
     async fn get_flight_info(
         &self,
         request: Request<FlightDescriptor>,
@@ -232,16 +283,7 @@ impl FlightService for FlightQueens {
         let (metadata, extensions, descriptor) = request.into_parts();
         let command = self.command(&descriptor)?;
         let question = &command.request;
-        let count = CountRequest {
-            n: question.n,
-            fixed: question.fixed.clone(),
-            shard: question.shard,
-        };
-        let count = self
-            .queens
-            .count(Request::from_parts(metadata, extensions, count))
-            .await?
-            .into_inner();
+        let total = self.total((metadata, extensions), question).await?;
         let endpoints = (0..command.parts)
             .map(|i| self.endpoint(&command, i))
             .collect();
@@ -250,7 +292,7 @@ impl FlightService for FlightQueens {
             ..FlightInfo::new()
                 .with_descriptor(descriptor)
                 .with_endpoints(endpoints)
-                .with_total_records(total_records(question, &count))
+                .with_total_records(total)
                 .with_ordered(command.parts == 1)
         }))
     }
@@ -260,7 +302,8 @@ impl FlightService for FlightQueens {
         _: Request<FlightDescriptor>,
     ) -> Result<Response<PollInfo>, Status> {
         Err(Status::unimplemented(
-            "PollFlightInfo: not offered; GetFlightInfo answers once the question is counted",
+            "PollFlightInfo: not offered; GetFlightInfo answers at once (total_records -1 when \
+             the total would take a search to count)",
         ))
     }
 
@@ -281,10 +324,11 @@ impl FlightService for FlightQueens {
         request: Request<Ticket>,
     ) -> Result<Response<Self::DoGetStream>, Status> {
         let (metadata, extensions, ticket) = request.into_parts();
-        let command = command::parse(&ticket.ticket, "ticket").map_err(invalid)?;
+        let command = command::parse(&ticket.ticket, "ticket")?;
         if command.parts > 1 {
             return Err(invalid(
-                "parts: a ticket names one part; GetFlightInfo splits a command into parts",
+                "parts",
+                "a ticket names one part; GetFlightInfo splits a command into parts",
             ));
         }
         let mut question = command.request;
@@ -355,21 +399,56 @@ mod tests {
             fundamental: Some(12),
             ..CountResponse::default()
         };
-        let ask = |fundamental, limit, start_after: Vec<u32>| EnumerateRequest {
+        let ask = |fundamental, limit| EnumerateRequest {
             n: 8,
             fundamental,
             limit,
-            start_after,
             ..EnumerateRequest::default()
         };
-        assert_eq!(total_records(&ask(false, 0, vec![]), &count), 92);
-        assert_eq!(total_records(&ask(true, 0, vec![]), &count), 12);
-        assert_eq!(total_records(&ask(false, 50, vec![]), &count), 50);
-        assert_eq!(total_records(&ask(false, 0, vec![0]), &count), -1);
+        assert_eq!(total_records(&ask(false, 0), Some(&count)), 92);
+        assert_eq!(total_records(&ask(true, 0), Some(&count)), 12);
+        assert_eq!(total_records(&ask(false, 50), Some(&count)), 50);
+        assert_eq!(total_records(&ask(false, 500), Some(&count)), 92);
+        assert_eq!(total_records(&ask(false, 0), None), -1);
+        assert_eq!(total_records(&ask(false, 50), None), -1);
         let fixed = CountResponse {
             fundamental: None,
             ..count
         };
-        assert_eq!(total_records(&ask(true, 0, vec![]), &fixed), -1);
+        assert_eq!(total_records(&ask(true, 0), Some(&fixed)), -1);
+    }
+
+    #[test]
+    fn only_small_boards_with_a_known_total_are_counted() {
+        let ask = |n| EnumerateRequest {
+            n,
+            ..EnumerateRequest::default()
+        };
+        assert!(counts_total(&ask(1)) && counts_total(&ask(COUNTED_TOTAL_N)));
+        assert!(!counts_total(&ask(COUNTED_TOTAL_N + 1)) && !counts_total(&ask(20)));
+        let resumed = EnumerateRequest {
+            start_after: vec![0; 8],
+            ..ask(8)
+        };
+        assert!(!counts_total(&resumed));
+        let shard = Some(pb::Shard { index: 1, count: 4 });
+        let part = EnumerateRequest { shard, ..ask(8) };
+        assert!(counts_total(&part));
+        let part_classes = EnumerateRequest {
+            fundamental: true,
+            ..part
+        };
+        assert!(!counts_total(&part_classes));
+        let fixed_classes = EnumerateRequest {
+            fundamental: true,
+            fixed: vec![pb::Square { row: 0, column: 0 }],
+            ..ask(8)
+        };
+        assert!(!counts_total(&fixed_classes));
+        let classes = EnumerateRequest {
+            fundamental: true,
+            ..ask(8)
+        };
+        assert!(counts_total(&classes));
     }
 }
