@@ -141,7 +141,7 @@ fn args(container: &Value) -> Vec<String> {
 }
 
 /// The value given to `--name` in `args` (as `--name value` or `--name=value`).
-fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+pub(crate) fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter().enumerate().find_map(|(i, a)| {
         if a == name {
             args.get(i + 1).map(String::as_str)
@@ -196,7 +196,7 @@ fn millicores(quantity: &Value) -> u64 {
 }
 
 /// A memory quantity in bytes ("64Mi", "1Gi", "500M", "1048576").
-fn bytes(quantity: &Value) -> u64 {
+pub(crate) fn bytes(quantity: &Value) -> u64 {
     let text = match quantity {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -395,6 +395,21 @@ fn deployment_has_probes_grace_metrics_budget_and_service() {
     );
 }
 
+/// The Deployment's one container.
+pub(crate) fn deployment_container() -> &'static Value {
+    only_container(&only("Deployment")["spec"]["template"]["spec"])
+}
+
+/// The Deployment's args after `serve`, its addresses moved to loopback: `--addr` left out
+/// (the test's server takes a free port) and `--metrics-addr` on 127.0.0.1:`metrics_port`.
+pub(crate) fn local_serve_args(metrics_port: u16) -> Vec<String> {
+    let args = args(deployment_container());
+    assert_eq!(args.first().map(String::as_str), Some("serve"));
+    let mut local = without(&without(&args[1..], "--addr"), "--metrics-addr");
+    local.extend(["--metrics-addr".into(), format!("127.0.0.1:{metrics_port}")]);
+    local
+}
+
 /// The Deployment's args (addresses moved to loopback) start this build's server: health
 /// answers SERVING for the readiness probe's service and for the liveness probe's (""),
 /// `/metrics` answers, and SIGTERM ends it with status 0 within `--shutdown-grace`.
@@ -404,12 +419,10 @@ async fn deployment_args_start_a_server_that_answers_the_probes() {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::health_client::HealthClient;
 
-    let container = only_container(&only("Deployment")["spec"]["template"]["spec"]);
+    let container = deployment_container();
     let args = args(container);
-    assert_eq!(args.first().map(String::as_str), Some("serve"));
     let metrics_port = common::free_port();
-    let mut local = without(&without(&args[1..], "--addr"), "--metrics-addr");
-    local.extend(["--metrics-addr".into(), format!("127.0.0.1:{metrics_port}")]);
+    let local = local_serve_args(metrics_port);
     let local: Vec<&str> = local.iter().map(String::as_str).collect();
     let server = ServerProcess::start(&local);
 

@@ -27,7 +27,7 @@ use tonic::{Code, Request, Status};
 const SOLUTIONS_10: u64 = A000170[9];
 
 /// A client of `url` whose connection comes from the local address `source`.
-async fn client_from(url: &str, source: &str) -> QueensClient<Channel> {
+pub(crate) async fn client_from(url: &str, source: &str) -> QueensClient<Channel> {
     let channel = Endpoint::from_shared(url.to_string())
         .expect("url")
         .local_address(Some(source.parse().expect("an IP address")))

@@ -1,15 +1,23 @@
 //! Work spread over replicas and orchestrators: `count --endpoints` over three servers with
 //! one killed (SIGKILL) mid-run, with one stopped (SIGSTOP) mid-run, and with a listening
-//! socket nobody reads; `enumerate --endpoints --out DIR` resuming after a killed server and
-//! a killed client, past a stopped server, and after 20 SIGKILLs of the client at seeded
-//! moments; and local shard counts as an Indexed Job runs them, summed.
+//! socket nobody reads; a shard whose replica is killed while counting it finished on
+//! another, and a shard that two replicas in turn die holding failing the run without
+//! reaching a third; a refusal carrying RetryInfo waited out (against a Queens server in this
+//! process that refuses once); `enumerate --endpoints --out DIR` resuming after a killed
+//! server and a killed client, past a stopped server, and after 20 SIGKILLs of the client at
+//! seeded moments; and local shard counts as an Indexed Job runs them, summed.
 
 use crate::common;
 
-use common::{A000170, A002562, ServerProcess, queens_cli};
+use common::{A000170, A002562, InProcess, ServerProcess, queens_cli};
+use queens::pb::server::queens_server::{Queens, QueensServer};
+use queens::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tonic::{Request, Response, Status};
+use tonic_types::{ErrorDetails, StatusExt};
 
 /// OEIS A000170 and A002562 at n = 18 (the shared tables stop at 17).
 const SOLUTIONS_18: u64 = 666_090_624;
@@ -99,6 +107,203 @@ fn finish(child: std::process::Child) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Which of `servers` (those not in `killed`) is running a search: the first whose CPU time
+/// grows by 20 clock ticks (0.2 s of CPU) from now, more than an idle server spends on its
+/// health checks in minutes. Panics after 60 s.
+fn the_one_counting(servers: &[ServerProcess], killed: &[usize]) -> usize {
+    let before: Vec<u64> = servers.iter().map(|s| common::cpu_ticks(s.pid())).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let busy = (0..servers.len()).find(|i| {
+            !killed.contains(i) && common::cpu_ticks(servers[*i].pid()) >= before[*i] + 20
+        });
+        if let Some(busy) = busy {
+            return busy;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no server began counting within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `count 18 --shards 1` over three servers: the one server counting the only shard is
+/// SIGKILLed while it counts, and the shard, lost with it, is counted again by another: the
+/// total is exact, and the killed one finished nothing.
+#[test]
+fn a_shard_whose_replica_is_killed_while_counting_it_is_counted_by_another() {
+    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
+    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    let client = count_over(18, &endpoints, 1);
+    let holder = the_one_counting(&servers, &[]);
+    signal(servers[holder].pid(), libc::SIGKILL);
+    let run = finish_within(client, HUNG_RUN_LIMIT);
+    drop(servers);
+    assert_total(&run, SOLUTIONS_18, FUNDAMENTAL_18);
+    let err = run.2;
+    assert!(
+        err.contains(&format!(
+            "{}: 0 shards, 0 solutions, 1 failed calls",
+            endpoints[holder]
+        )),
+        "{err}"
+    );
+    println!("{err}");
+}
+
+/// `count 19 --shards 1` over three servers: the server counting the only shard is SIGKILLed
+/// while it counts, and so is the one that counts it next, as if the shard brought each down
+/// (the kernel's OOM killer). The run fails at once naming the shard and both servers, and the
+/// third, still alive, was never given the shard: no call of n = 19 in its log before a Count
+/// of n = 8 made afterwards.
+#[test]
+fn a_shard_lost_with_two_replicas_fails_the_run_before_a_third() {
+    let servers: Vec<ServerProcess> = (0..3)
+        .map(|_| ServerProcess::start(&["--log-format", "json"]))
+        .collect();
+    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    let client = count_over(19, &endpoints, 1);
+    let first = the_one_counting(&servers, &[]);
+    signal(servers[first].pid(), libc::SIGKILL);
+    let second = the_one_counting(&servers, &[first]);
+    signal(servers[second].pid(), libc::SIGKILL);
+    let (ok, out, err) = finish_within(client, HUNG_RUN_LIMIT);
+    println!("{err}");
+    assert!(!ok, "{out}{err}");
+    let lost = format!(
+        "shard 0 was lost twice: its server went away while running it on {}, then on {}",
+        endpoints[first], endpoints[second]
+    );
+    assert!(err.contains(&lost), "{err}");
+    let third = (0..3).find(|i| ![first, second].contains(i)).unwrap();
+    let (code, out, err) = queens_cli(&["count", "8", "--addr", &endpoints[third]]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "solutions: 92\nfundamental: 12\n"),
+        "{err}"
+    );
+    loop {
+        let call = servers[third].next_log("call");
+        assert_ne!(
+            call["n"], 19,
+            "the third server was given the shard: {call}"
+        );
+        if call["n"] == 8 {
+            break;
+        }
+    }
+}
+
+/// A Queens server that refuses the first Count it is asked with RESOURCE_EXHAUSTED carrying
+/// a RetryInfo of `delay` (as a server short of memory for the search would), and passes every
+/// other Count on to a real server; it notes when each Count arrived, and its shard.
+#[derive(Clone)]
+struct RefusesFirst {
+    real: queens::client::Client,
+    delay: Duration,
+    arrivals: Arc<Mutex<Vec<(u32, Instant)>>>,
+}
+
+#[tonic::async_trait]
+impl Queens for RefusesFirst {
+    type EnumerateStream = tokio_stream::Empty<Result<queens::stream::EncodedBatch, Status>>;
+    type CountProgressStream = tokio_stream::Empty<Result<CountUpdate, Status>>;
+
+    async fn enumerate(
+        &self,
+        _: Request<EnumerateRequest>,
+    ) -> Result<Response<Self::EnumerateStream>, Status> {
+        Err(Status::unimplemented("Count only"))
+    }
+
+    async fn count(
+        &self,
+        request: Request<CountRequest>,
+    ) -> Result<Response<CountResponse>, Status> {
+        let shard = request.get_ref().shard.map_or(0, |s| s.index);
+        let first = {
+            let mut arrivals = self.arrivals.lock().unwrap();
+            arrivals.push((shard, Instant::now()));
+            arrivals.len() == 1
+        };
+        if first {
+            let wait = ErrorDetails::with_retry_info(Some(self.delay));
+            return Err(Status::with_error_details(
+                tonic::Code::ResourceExhausted,
+                "not enough free memory for this search; retry later",
+                wait,
+            ));
+        }
+        self.real.clone().count(request.into_inner()).await
+    }
+
+    async fn count_progress(
+        &self,
+        _: Request<CountRequest>,
+    ) -> Result<Response<Self::CountProgressStream>, Status> {
+        Err(Status::unimplemented("Count only"))
+    }
+}
+
+/// A fan-out whose call is refused with RetryInfo 1.5 s tries that shard again no sooner
+/// than 1.5 s after the refusal (the fixed backoff is 0.2 s), and ends with the exact total.
+#[tokio::test]
+async fn a_refusal_with_retry_info_is_waited_out() {
+    const DELAY: Duration = Duration::from_millis(1500);
+    let real = InProcess::start().await;
+    let refuses = RefusesFirst {
+        real: queens::client::connect(&real.url()).await.expect("connect"),
+        delay: DELAY,
+        arrivals: Arc::default(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder()
+        .add_service(QueensServer::new(refuses.clone()))
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            async {
+                let _ = stopped.await;
+            },
+        );
+    let server = tokio::spawn(server);
+    let job = queens::fanout::FanoutJob::new(
+        12,
+        Vec::new(),
+        false,
+        Some(4),
+        1,
+        queens::fanout::MAX_ATTEMPTS,
+        queens::client::Access::default(),
+    );
+    let total = tokio::time::timeout(
+        Duration::from_secs(60),
+        queens::fanout::count(&job, &[url], None),
+    )
+    .await
+    .expect("the count ends within 60 s")
+    .expect("the count");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    assert_eq!(
+        (total.solutions, total.fundamental),
+        (A000170[11], Some(A002562[11]))
+    );
+    let arrivals = refuses.arrivals.lock().unwrap().clone();
+    let (shard, refused) = arrivals[0];
+    let (_, again) = arrivals[1..]
+        .iter()
+        .find(|(s, _)| *s == shard)
+        .expect("the refused shard asked again");
+    assert!(
+        again.duration_since(refused) >= DELAY,
+        "shard {shard} asked again {:?} after a refusal asking for {DELAY:?}",
+        again.duration_since(refused)
+    );
 }
 
 /// n = 16's shards are counted by joining halves, so they carry turn_fixed, not fundamental:

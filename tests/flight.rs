@@ -1,9 +1,11 @@
 //! The Arrow Flight service against a real server over loopback, read with arrow-flight's own
 //! client: a question split into parts (each in lexicographic order, together the whole,
-//! once), record batches equal to the packed Enumerate stream, `total_records` from Count,
-//! the schema, the examples of ListFlights, every refusal naming its field, the methods a
-//! read-only service does not offer, a stream left early giving its search slot back, the
-//! largest batches under the 4 MiB cap, DoGet's call log line (n, boards), and bearer tokens. The data tools (pyarrow, polars, DuckDB) are the system suite's.
+//! once), record batches equal to the packed Enumerate stream, `total_records` from Count
+//! up to n = 14 and -1 above, answered at once without a search slot, the schema, the
+//! examples of ListFlights, every refusal naming its field (in its message and its
+//! BadRequest), the methods a read-only service does not offer, a stream left early giving
+//! its search slot back, the largest batches under the 4 MiB cap, DoGet's call log line (n,
+//! boards), and bearer tokens. The data tools (pyarrow, polars, DuckDB) are the system suite's.
 
 use crate::common::{self, InProcess};
 
@@ -230,27 +232,61 @@ async fn the_examples_and_the_methods_not_offered() {
     assert!(refused.message().contains("read-only"), "{refused:?}");
 }
 
+/// The field an INVALID_ARGUMENT's BadRequest names (its one violation, described by the
+/// status's message).
+fn bad_field(refused: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    let details = refused.get_error_details();
+    let violations = &details
+        .bad_request()
+        .unwrap_or_else(|| panic!("no BadRequest: {refused:?}"))
+        .field_violations;
+    assert_eq!(violations.len(), 1, "{refused:?}");
+    assert_eq!(violations[0].description, refused.message());
+    violations[0].field.clone()
+}
+
+/// Each refusal's message starts with the field at fault, and its BadRequest names the field
+/// (exactly, down to the coordinate of a square).
 #[tokio::test]
 async fn refusals_name_the_field() {
     let server = InProcess::start().await;
     let mut client = flight(server.addr).await;
-    for (json, starts) in [
-        (r#"{"n": 0}"#, "n"),
-        (r#"{"n": 40}"#, "n"),
-        (r#"{"n": 8, "fixed": [[9, 0]]}"#, "fixed[0]"),
-        (r#"{"n": 8, "start_after": [1]}"#, "start_after"),
-        (r#"{"n": 8, "shard": {"index": 3, "count": 2}}"#, "shard"),
-        (r#"{"n": 8, "limt": 3}"#, "limt"),
-        (r#"{"n": 8, "parts": 2, "limit": 5}"#, "parts"),
+    for (json, field, starts) in [
+        (r#"{"n": 0}"#, "n", "n"),
+        (r#"{"n": 40}"#, "n", "n"),
+        (r#"{"n": 8, "fixed": [[9, 0]]}"#, "fixed[0].row", "fixed[0]"),
+        (
+            r#"{"n": 8, "fixed": [[1, true]]}"#,
+            "fixed[0].column",
+            "fixed[0].column",
+        ),
+        (
+            r#"{"n": 8, "start_after": [1]}"#,
+            "start_after",
+            "start_after",
+        ),
+        (
+            r#"{"n": 8, "shard": {"index": 3, "count": 2}}"#,
+            "shard.index",
+            "shard.index",
+        ),
+        (r#"{"n": 8, "limt": 3}"#, "limt", "limt"),
+        (r#"{"n": 8, "parts": 2, "limit": 5}"#, "parts", "parts"),
         (
             r#"{"n": 8, "parts": 2, "shard": {"index": 0, "count": 2}}"#,
             "parts",
+            "parts",
         ),
-        ("n = 8", "command"),
+        ("n = 8", "command", "command"),
     ] {
         let refused = status(client.get_flight_info(command(json)).await.unwrap_err());
-        assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{json}");
-        assert!(refused.message().starts_with(starts), "{json}: {refused:?}");
+        assert_eq!(bad_field(&refused), field, "{json}");
+        assert!(
+            refused.message().starts_with(&format!("{starts}: ")),
+            "{json}: {refused:?}"
+        );
         if json.starts_with('{') && !json.contains("parts") {
             let refused = status(
                 client
@@ -259,15 +295,16 @@ async fn refusals_name_the_field() {
                     .err()
                     .unwrap(),
             );
-            assert_eq!(refused.code(), tonic::Code::InvalidArgument, "DoGet {json}");
+            assert_eq!(bad_field(&refused), field, "DoGet {json}");
             assert!(
-                refused.message().starts_with(starts),
+                refused.message().starts_with(&format!("{starts}: ")),
                 "DoGet {json}: {refused:?}"
             );
         }
     }
     let path = FlightDescriptor::new_path(vec!["boards".into()]);
     let refused = status(client.get_flight_info(path).await.unwrap_err());
+    assert_eq!(bad_field(&refused), "descriptor");
     assert!(refused.message().starts_with("descriptor:"), "{refused:?}");
     let refused = status(
         client
@@ -276,7 +313,10 @@ async fn refusals_name_the_field() {
             .err()
             .unwrap(),
     );
+    assert_eq!(bad_field(&refused), "parts");
     assert!(refused.message().starts_with("parts:"), "{refused:?}");
+    let refused = status(client.do_get(Ticket::new("[8]")).await.err().unwrap());
+    assert_eq!(bad_field(&refused), "ticket");
 }
 
 #[tokio::test]
@@ -306,6 +346,82 @@ async fn a_stream_left_early_gives_its_search_slot_back() {
     drop(stream);
     let until = Instant::now() + Duration::from_secs(5);
     common::count_8_by(&mut queens, until, "the slot was not given back").await;
+}
+
+/// GetFlightInfo of the command `json`, answered within 10 s.
+async fn info(client: &mut FlightClient, json: &str) -> FlightInfo {
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        client.get_flight_info(command(json)),
+    )
+    .await
+    .expect("GetFlightInfo answers within 10 s")
+    .expect("GetFlightInfo")
+}
+
+/// GetFlightInfo counts no search: on a server of one search slot, taken by a DoGet, it
+/// answers n = 20 (whose Count takes 36 s on 2 cores) with -1, one endpoint per part and the
+/// schema, and a small board with -1 too (no slot to spare); with the slot free again, the
+/// small board's total, and still -1 above n = 14.
+#[tokio::test]
+async fn flight_info_takes_no_search_slot_and_counts_only_small_boards() {
+    let server = InProcess::with_config(Config {
+        max_searches: 1,
+        max_searches_per_client: Some(1),
+        ..Config::default()
+    })
+    .await;
+    let mut client = flight(server.addr).await;
+    let mut stream = client
+        .do_get(Ticket::new(r#"{"n": 18}"#))
+        .await
+        .expect("DoGet");
+    stream.next().await.expect("a batch").expect("a batch");
+    let mut queens = queens::client::connect(&server.url())
+        .await
+        .expect("connect");
+    let busy = queens.count(common::count_request(8)).await.unwrap_err();
+    assert_eq!(
+        busy.code(),
+        tonic::Code::ResourceExhausted,
+        "the slot is taken"
+    );
+    let big = info(&mut client, r#"{"n": 20}"#).await;
+    assert_eq!(big.total_records, -1);
+    assert_eq!(big.endpoint.len(), 1);
+    let schema = big.try_decode_schema().expect("a schema");
+    assert!(matches!(
+        schema.field(0).data_type(),
+        arrow_schema::DataType::FixedSizeList(_, 20)
+    ));
+    let parts = info(&mut client, r#"{"n": 20, "parts": 4}"#).await;
+    assert_eq!((parts.total_records, parts.endpoint.len()), (-1, 4));
+    assert_eq!(
+        info(&mut client, r#"{"n": 8}"#).await.total_records,
+        -1,
+        "no slot to spare"
+    );
+    drop(stream);
+    let until = Instant::now() + Duration::from_secs(5);
+    common::count_8_by(&mut queens, until, "the slot was not given back").await;
+    assert_eq!(info(&mut client, r#"{"n": 8}"#).await.total_records, 92);
+    assert_eq!(
+        info(&mut client, r#"{"n": 14}"#).await.total_records,
+        common::A000170[13] as i64
+    );
+    assert_eq!(info(&mut client, r#"{"n": 15}"#).await.total_records, -1);
+    assert_eq!(
+        info(&mut client, r#"{"n": 20, "limit": 10}"#)
+            .await
+            .total_records,
+        -1
+    );
+    assert_eq!(
+        info(&mut client, r#"{"n": 14, "limit": 10}"#)
+            .await
+            .total_records,
+        10
+    );
 }
 
 #[tokio::test]

@@ -1,14 +1,61 @@
 //! The server's own limits and its resistance to bad input, over real sockets: the cap on
 //! concurrent searches, the per-search time limit, the request size limit, garbage bytes,
-//! truncated protobufs, unknown methods, and flat memory under a slow reader.
+//! truncated protobufs, unknown methods, and flat memory under a slow reader; and the details
+//! of the richer error model its refusals carry (the limit's ErrorInfo and RetryInfo, the
+//! field's BadRequest), as a client decodes them.
 
 use crate::common;
 
 use common::{ServerProcess, rss_kib};
 use queens::pb::{CountRequest, Square};
+use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
-use tonic::Code;
+use tonic::{Code, Status};
+use tonic_types::StatusExt;
+
+/// A RESOURCE_EXHAUSTED's details as a client decodes them: its ErrorInfo's reason, domain
+/// and metadata, and its RetryInfo's delay.
+pub(crate) fn limit_details(
+    status: &Status,
+) -> (String, String, HashMap<String, String>, Option<Duration>) {
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    let details = status
+        .check_error_details()
+        .unwrap_or_else(|e| panic!("undecodable details ({e}): {status:?}"));
+    let info = details
+        .error_info()
+        .unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"));
+    let delay = details.retry_info().and_then(|r| r.retry_delay);
+    (
+        info.reason.clone(),
+        info.domain.clone(),
+        info.metadata.clone(),
+        delay,
+    )
+}
+
+/// The metadata `{flag: FLAG, limit: LIMIT}` of a count limit's ErrorInfo.
+fn flag_and_limit(flag: &str, limit: &str) -> HashMap<String, String> {
+    HashMap::from([
+        ("flag".to_string(), flag.to_string()),
+        ("limit".to_string(), limit.to_string()),
+    ])
+}
+
+/// The field paths and descriptions of an INVALID_ARGUMENT's BadRequest.
+fn field_violations(status: &Status) -> Vec<(String, String)> {
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let details = status.check_error_details().expect("decodable details");
+    let request = details
+        .bad_request()
+        .unwrap_or_else(|| panic!("no BadRequest: {status:?}"));
+    request
+        .field_violations
+        .iter()
+        .map(|v| (v.field.clone(), v.description.clone()))
+        .collect()
+}
 
 #[tokio::test]
 async fn searches_beyond_the_cap_are_refused_at_once() {
@@ -25,18 +72,60 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
         started.elapsed() < Duration::from_secs(5),
         "refused at once"
     );
+    // A program reads the limit, and how long to wait, without parsing the message.
+    let busy = (
+        "MAX_SEARCHES".to_string(),
+        "queens.v1".to_string(),
+        flag_and_limit("--max-searches", "1"),
+        Some(Duration::from_secs(1)),
+    );
+    assert_eq!(limit_details(&status), busy);
     let status = client
         .enumerate(common::enumerate_request(4))
         .await
         .unwrap_err();
-    assert_eq!(status.code(), Code::ResourceExhausted);
+    assert_eq!(limit_details(&status), busy);
     // Invalid requests are still told what is wrong, without a slot.
     let status = client.count(common::count_request(0)).await.unwrap_err();
-    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(
+        field_violations(&status),
+        [("n".to_string(), status.message().to_string())]
+    );
+    assert!(status.message().starts_with("n: 0 "), "{status:?}");
     // Leaving the stream frees the slot.
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
     common::count_8_by(&mut client, deadline, "slot not freed").await;
+}
+
+/// Requests shed at the gate (`--max-requests`, `--max-requests-per-client`) carry the limit
+/// and a RetryInfo, like a busy search slot: a held stream is the one request in flight.
+#[tokio::test]
+async fn shed_requests_carry_their_limit_and_a_retry_delay() {
+    for (flag, reason) in [
+        ("--max-requests", "MAX_REQUESTS"),
+        ("--max-requests-per-client", "MAX_REQUESTS_PER_CLIENT"),
+    ] {
+        let server = ServerProcess::start(&[flag, "1"]);
+        let mut client = server.client().await;
+        let mut stream = common::open_stream(&mut client, 18, true).await;
+        assert!(stream.message().await.unwrap().is_some());
+        let status = client.count(common::count_request(8)).await.unwrap_err();
+        assert!(status.message().contains(flag), "{status:?}");
+        assert_eq!(
+            limit_details(&status),
+            (
+                reason.to_string(),
+                "queens.v1".to_string(),
+                flag_and_limit(flag, "1"),
+                Some(Duration::from_secs(1))
+            ),
+            "{flag}"
+        );
+        drop(stream);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        common::count_8_by(&mut client, deadline, "request not given back").await;
+    }
 }
 
 #[tokio::test]

@@ -12,7 +12,9 @@
 //! (uint8, shape (boards, n)); `.npy` downloads equal to the boards, resumed after kills.
 //! The command line: `http://` addresses, `--addr`/`--token` after the command, `--limit`
 //! and `--start-after` (checked locally), a server not running refused within seconds, and
-//! a finished download found "already complete" without a call.
+//! a finished download found "already complete" without a call. A refusal's details decoded
+//! with grpcio-status: a busy server's ErrorInfo (the limit its held streams fill) and
+//! RetryInfo (1 s), and a bad request's BadRequest field.
 
 use crate::common;
 use crate::tools;
@@ -61,6 +63,11 @@ fn python_streams_and_counts() {
 #[test]
 fn python_sees_invalid_arguments_as_rpc_errors() {
     pytest("test_errors.py");
+}
+
+#[test]
+fn python_decodes_error_details() {
+    pytest("test_error_details.py");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The gRPC contract over real sockets: a server on 127.0.0.1 port 0 in this process, a tonic
 //! client. OEIS counts, the exact n = 4 stream, order, batching and the 4 MiB cap, every
-//! request feature alone and combined, every INVALID_ARGUMENT case, health and reflection.
+//! request feature alone and combined, every INVALID_ARGUMENT case (its message and its
+//! BadRequest's field), health and reflection.
 
 use crate::common;
 
@@ -533,15 +534,38 @@ async fn attacking_fixed_queens_give_nothing_with_ok() {
     assert_eq!(r.solutions, 0);
 }
 
-/// Asserts INVALID_ARGUMENT from both RPCs (where the field exists) with `needle` in the message.
-async fn assert_invalid(c: &mut Client, e: EnumerateRequest, count_too: bool, needle: &str) {
-    let status = messages(c, e.clone()).await.expect_err(needle);
+/// Asserts that `status` is INVALID_ARGUMENT with `needle` in its message, and a BadRequest
+/// whose one violation names `field`, described by the message.
+fn assert_refused(status: &tonic::Status, field: &str, needle: &str) {
+    use tonic_types::StatusExt;
     assert_eq!(status.code(), Code::InvalidArgument, "{needle}: {status:?}");
     assert!(
         status.message().contains(needle),
         "{:?} lacks {needle:?}",
         status.message()
     );
+    let details = status.get_error_details();
+    let violations = &details
+        .bad_request()
+        .unwrap_or_else(|| panic!("{needle}: no BadRequest in {status:?}"))
+        .field_violations;
+    let named: Vec<(&str, &str)> = violations
+        .iter()
+        .map(|v| (v.field.as_str(), v.description.as_str()))
+        .collect();
+    assert_eq!(named, [(field, status.message())], "{needle}");
+}
+
+/// Asserts INVALID_ARGUMENT from both RPCs (where the field exists) with `needle` in the
+/// message and `field` in the BadRequest.
+async fn assert_invalid(
+    c: &mut Client,
+    e: EnumerateRequest,
+    count_too: bool,
+    (field, needle): (&str, &str),
+) {
+    let status = messages(c, e.clone()).await.expect_err(needle);
+    assert_refused(&status, field, needle);
     if count_too {
         let status = c
             .count(CountRequest {
@@ -551,8 +575,7 @@ async fn assert_invalid(c: &mut Client, e: EnumerateRequest, count_too: bool, ne
             })
             .await
             .expect_err(needle);
-        assert_eq!(status.code(), Code::InvalidArgument);
-        assert!(status.message().contains(needle), "{:?}", status.message());
+        assert_refused(&status, field, needle);
     }
 }
 
@@ -560,9 +583,9 @@ async fn assert_invalid(c: &mut Client, e: EnumerateRequest, count_too: bool, ne
 async fn every_invalid_argument_names_the_field() {
     let server = InProcess::start().await;
     let mut c = client(&server).await;
-    let cases: Vec<(EnumerateRequest, bool, &str)> = vec![
-        (enumerate_request(0), true, "n: 0"),
-        (enumerate_request(33), true, "n: 33"),
+    let cases: Vec<(EnumerateRequest, bool, (&str, &str))> = vec![
+        (enumerate_request(0), true, ("n", "n: 0")),
+        (enumerate_request(33), true, ("n", "n: 33")),
         (
             EnumerateRequest {
                 n: 8,
@@ -570,7 +593,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "fixed[0]: square (row 8, column 1) is off",
+            ("fixed[0].row", "fixed[0]: square (row 8, column 1) is off"),
         ),
         (
             EnumerateRequest {
@@ -579,7 +602,10 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "fixed[2]: square (row 1, column 1) is listed twice",
+            (
+                "fixed[2]",
+                "fixed[2]: square (row 1, column 1) is listed twice",
+            ),
         ),
         (
             EnumerateRequest {
@@ -589,7 +615,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             false,
-            "fundamental",
+            ("fundamental", "fundamental: "),
         ),
         (
             EnumerateRequest {
@@ -598,7 +624,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "shard.index: 4",
+            ("shard.index", "shard.index: 4"),
         ),
         (
             EnumerateRequest {
@@ -607,7 +633,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "shard.index: 1",
+            ("shard.index", "shard.index: 1"),
         ),
         (
             EnumerateRequest {
@@ -616,7 +642,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "shard.index: 2",
+            ("shard.index", "shard.index: 2"),
         ),
         (
             EnumerateRequest {
@@ -625,7 +651,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             false,
-            "start_after: has 3 entries",
+            ("start_after", "start_after: has 3 entries"),
         ),
         (
             EnumerateRequest {
@@ -634,7 +660,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             false,
-            "start_after[2]: 4",
+            ("start_after[2]", "start_after[2]: 4"),
         ),
         // A long fixed list (under the request size limit) is refused, not searched.
         (
@@ -644,7 +670,7 @@ async fn every_invalid_argument_names_the_field() {
                 ..Default::default()
             },
             true,
-            "fixed[",
+            ("fixed[64].column", "fixed[64]: "),
         ),
     ];
     for (request, count_too, needle) in cases {
@@ -666,7 +692,10 @@ async fn max_n_lowers_the_limit_for_both_rpcs() {
         &mut c,
         enumerate_request(11),
         true,
-        "n: 11 is not a supported board size; n must be between 1 and 10",
+        (
+            "n",
+            "n: 11 is not a supported board size; n must be between 1 and 10",
+        ),
     )
     .await;
     assert_eq!(columns(&mut c, enumerate_request(10)).await.len(), 724);

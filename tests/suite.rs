@@ -24,6 +24,7 @@ mod keepalive;
 mod limits;
 mod load;
 mod logs;
+mod memory;
 mod metrics;
 mod node_client;
 mod python_client;

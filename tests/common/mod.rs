@@ -97,8 +97,18 @@ impl ServerProcess {
         ServerProcess::start_with(taskset, args)
     }
 
-    /// Starts `command serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line.
-    fn start_with(mut command: Command, args: &[&str]) -> ServerProcess {
+    /// Like [`ServerProcess::start`], its address space limited to `bytes` (`ulimit -v`, set
+    /// by a shell that then becomes the server).
+    pub fn start_in_address_space(bytes: u64, args: &[&str]) -> ServerProcess {
+        let mut shell = Command::new("bash");
+        let script = format!("ulimit -v {} && exec \"$0\" \"$@\"", bytes / 1024);
+        shell.args(["-c", &script]).arg(queens_bin());
+        ServerProcess::start_with(shell, args)
+    }
+
+    /// Starts `command serve --addr 127.0.0.1:0` plus `args`, and waits for its listening line
+    /// (`command` runs `queens_bin()` in the end, through a wrapper such as `taskset`).
+    pub fn start_with(mut command: Command, args: &[&str]) -> ServerProcess {
         let mut child = command
             .args(["serve", "--addr", "127.0.0.1:0"])
             .args(args)

@@ -10,6 +10,9 @@
 //! - `prometheus`: a real Prometheus scraping the server, and `promtool check metrics`;
 //! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
 //! - `kubernetes`: `kubernetes-validate --strict` on the manifests under `deploy/`;
+//! - `memory`: the server in a memory cgroup (v1 or v2) with the Deployment's limit and args,
+//!   and again with 1536 MiB: big counts answered or refused as the memory model says, and
+//!   never OOM-killed;
 //! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust);
 //! - `flight`: the Arrow Flight service read by pyarrow, polars and DuckDB (`examples/flight`:
 //!   PyPI's wheels, about 100 MB, are why it is here);
@@ -23,6 +26,7 @@ mod deploy_image;
 mod deploy_slurm;
 mod flight;
 mod kubernetes;
+mod memory;
 mod prometheus;
 mod sanitizer;
 mod soak;

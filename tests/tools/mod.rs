@@ -156,7 +156,7 @@ fn exclusively<T>(install: impl FnOnce() -> T) -> T {
 }
 
 /// The `bin` folder of the tools' Python virtual environment, installed if need be:
-/// `grpcurl`, `python` with grpcio, grpcio-tools, tqdm and pytest.
+/// `grpcurl`, `python` with grpcio, grpcio-tools, grpcio-status, numpy, tqdm and pytest.
 pub fn python_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| exclusively(install_python))
