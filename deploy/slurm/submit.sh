@@ -4,7 +4,9 @@
 # succeeded (sum.sbatch, --dependency=afterok). Prints the two job ids.
 #
 #   deploy/slurm/submit.sh N K [DIR] [sbatch options for both jobs...]
-#   deploy/slurm/submit.sh 20 64 counts-20 --partition=long --time=2:00:00
+#   deploy/slurm/submit.sh 20 64 counts-20 --partition=long --time=2:00:00 --mem=128M
+#
+# --mem by N (and CPUs): README.md, "Memory per task".
 #
 # DIR (default queens-count-N) gets shard-IIIII.json per task, the jobs' logs
 # (slurm-*.out) and total.txt. `queens` must be on PATH on the compute nodes, or set QUEENS
