@@ -59,7 +59,7 @@ use tonic_prost::ProstCodec;
 /// The OEIS counts the tests check against: the stream's total when it ends within a window.
 #[allow(dead_code)]
 mod oeis {
-    include!("../tests/common/oeis.rs");
+    include!("../crates/solver/src/oeis_table.rs");
 }
 
 /// What a run measures when no sizes are given: a stream that lasts well beyond the window

@@ -40,6 +40,9 @@
 
 #![warn(missing_docs)]
 
+pub use queens_solver as solver;
+pub use queens_solver::sync;
+
 pub mod batch;
 pub mod cli;
 pub mod client;
@@ -49,9 +52,7 @@ pub mod flight;
 pub mod render;
 pub mod server;
 pub mod service;
-pub mod solver;
 pub mod stream;
-pub mod sync;
 pub mod web;
 pub mod wire;
 

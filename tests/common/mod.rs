@@ -283,7 +283,7 @@ pub fn queens_cli(args: &[&str]) -> (i32, String, String) {
 }
 
 // OEIS A000170 and A002562, the expected counts; also included by the unit tests.
-include!("oeis.rs");
+include!("../../crates/solver/src/oeis_table.rs");
 
 /// Whether a column vector is an n-queens solution, by the naive oracle.
 pub fn is_solution(columns: &[u32]) -> bool {

@@ -6,9 +6,9 @@
 //! next free row). Which queens to place, symmetry, shards and threads live in `mod.rs` and
 //! `constellation.rs`, not here.
 
-use crate::solver::counts::CountError;
-use crate::solver::geometry::{MAX, Masks, Square, Symmetry, bits, blocked, full_mask};
-use crate::solver::pool::give_way;
+use crate::counts::CountError;
+use crate::geometry::{MAX, Masks, Square, Symmetry, bits, blocked, full_mask};
+use crate::pool::give_way;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Subtrees with at most this many free rows are searched without polling the cancel flag and

@@ -1,8 +1,11 @@
-//! The N-Queens search core: validated questions in, boards or counts out.
+#![doc = include_str!("../README.md")]
 //!
-//! Pure: no tokio, no I/O, no gRPC types. Enumeration pushes boards into a [`Sink`] that can
-//! stop the search at any board or poll; counting has its own path that never builds boards
-//! and runs on a shared [`Pool`] of threads, stopped by a flag it polls.
+//! # What lives here
+//!
+//! Validated questions in, boards or counts out. Pure: no tokio, no I/O, no gRPC types.
+//! Enumeration pushes boards into a [`Sink`] that can stop the search at any board or poll;
+//! counting has its own path that never builds boards and runs on a shared [`Pool`] of
+//! threads, stopped by a flag it polls.
 //!
 //! # Layout
 //! - `geometry.rs`: the one base every engine uses: [`MAX_N`], [`Square`], the attack rule,
@@ -28,7 +31,11 @@
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
 //! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`
 //!   feature for integration tests and the fuzz target).
-//! - `oeis.rs` (tests only): the OEIS counts the unit tests check against.
+//! - `oeis.rs` (tests only): the OEIS counts the unit tests check against (`oeis_table.rs`,
+//!   shared with the workspace's integration tests).
+//! - `sync.rs`: the poison-tolerant lock every layer of the workspace uses.
+
+#![warn(missing_docs)]
 
 mod count;
 mod counts;
@@ -42,6 +49,8 @@ mod simd;
 mod sink;
 mod symmetry;
 mod tasks;
+
+pub mod sync;
 
 pub mod naive;
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //!
 //! A count runs as up to `threads` engines on the shared [`Pool`]. Each engine is one set of
 //! lockstep lanes (`lanes.rs`, 16 boards searched at once in SIMD registers) that takes
-//! subproblems from the count's queue; after a [`SLICE`](crate::solver::pool::SLICE) it gives
+//! subproblems from the count's queue; after a [`SLICE`](crate::pool::SLICE) it gives
 //! its thread to any job waiting and queues itself again, lanes and all. Boards the lanes do
 //! not take (constellations a half turn maps to themselves, whose completions are checked one
 //! by one, and the rare boards no split fits into a lane), and every board when the lanes are
@@ -54,11 +54,11 @@ use self::board::Board;
 use self::engine::{Done, start};
 use self::options::Classes;
 use self::subproblem::Partial;
-use crate::solver::counts::{CountError, Counts};
-use crate::solver::geometry::{Square, Symmetry, peaceful};
-use crate::solver::pool::Pool;
-use crate::solver::problem::{Problem, Shard};
-use crate::solver::search::count as count_by_search;
+use crate::counts::{CountError, Counts};
+use crate::geometry::{Square, Symmetry, peaceful};
+use crate::pool::Pool;
+use crate::problem::{Problem, Shard};
+use crate::search::count as count_by_search;
 use std::sync::atomic::Ordering;
 
 /// Boards below this size are counted by the plain search: they take microseconds, and
@@ -84,7 +84,7 @@ const MAX_SPLIT_DEPTH: usize = 3;
 /// Counts the solutions of `problem` (and its symmetry classes when no queens are fixed)
 /// on `pool`, without producing boards, and hands the result to `done` on a pool thread.
 /// The one entry point of counting: callers that want to block use
-/// [`wait`](crate::solver::pool::wait).
+/// [`wait`](crate::pool::wait).
 pub fn count(
     problem: &Problem,
     options: CountOptions,

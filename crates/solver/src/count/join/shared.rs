@@ -4,7 +4,7 @@
 //! ends. How the tables are built is `tables.rs`'s; what a count does with them, `mod.rs`'s.
 
 use super::tables::Join;
-use crate::solver::counts::CountError;
+use crate::counts::CountError;
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;

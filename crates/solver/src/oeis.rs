@@ -2,4 +2,4 @@
 //! table the integration tests share: A000170 (solutions) and A002562 (symmetry classes),
 //! n = 1..=17, index `n - 1`. No solver code outside tests reads them.
 
-include!("../../tests/common/oeis.rs");
+include!("oeis_table.rs");

@@ -6,8 +6,8 @@
 
 use super::board::{Board, Tally};
 use super::constellation::{Constellation, Weighted};
-use crate::solver::counts::CountError;
-use crate::solver::geometry::Square;
+use crate::counts::CountError;
+use crate::geometry::Square;
 use std::sync::atomic::AtomicBool;
 
 /// Solutions and symmetry classes found by some subproblems.

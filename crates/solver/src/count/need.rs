@@ -5,7 +5,7 @@
 //! (`join/work.rs`). Not here: which path a count takes (`mod.rs`, whose rule this follows).
 
 use super::join;
-use crate::solver::problem::Problem;
+use crate::problem::Problem;
 
 /// One MiB.
 const MIB: u64 = 1 << 20;

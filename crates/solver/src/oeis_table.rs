@@ -1,5 +1,6 @@
-// The expected counts from OEIS, in one place for the unit tests (`include!`d by
-// `src/solver/tests.rs` and `src/solver/count/tests.rs`) and the integration tests.
+// The expected counts from OEIS, in one place for the solver's unit tests (`include!`d by
+// `oeis.rs`, test builds only) and the integration tests and benches of the workspace
+// (`include!`d by `tests/common/mod.rs` and `benches/neighbours.rs`).
 
 /// OEIS A000170: solutions of the n-queens problem, n = 1..=17.
 pub const A000170: [u64; 17] = [

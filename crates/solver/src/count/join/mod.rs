@@ -53,11 +53,11 @@ use self::work::Works;
 use super::board::Tally;
 use super::options::{CountOptions, Progress};
 use super::subproblem::{Partial, Subproblem};
-use crate::solver::counts::CountError;
-use crate::solver::geometry::Square;
-use crate::solver::pool::Pool;
-use crate::solver::problem::Shard;
-use crate::solver::simd::{Tier, tier};
+use crate::counts::CountError;
+use crate::geometry::Square;
+use crate::pool::Pool;
+use crate::problem::Shard;
+use crate::simd::{Tier, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -6,9 +6,9 @@
 
 use super::memory::Allowance;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
-use crate::solver::counts::CountError;
-use crate::solver::pool::give_way;
-use crate::solver::simd::{Tier, has_avx512_gfni};
+use crate::counts::CountError;
+use crate::pool::give_way;
+use crate::simd::{Tier, has_avx512_gfni};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when

@@ -7,7 +7,7 @@
 
 use super::memory::Allowance;
 use super::sieve::Sieve;
-use crate::solver::simd::Tier;
+use crate::simd::Tier;
 use crate::sync::lock;
 use std::sync::Mutex;
 

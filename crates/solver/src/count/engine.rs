@@ -8,9 +8,9 @@
 use super::lanes::{Feed, LaneSet, Outcome, Split, Start};
 use super::options::{Classes, CountOptions, Progress};
 use super::subproblem::{Partial, Subproblem};
-use crate::solver::counts::{CountError, Counts};
-use crate::solver::pool::{Pool, SLICE};
-use crate::solver::simd::{Tier, tier};
+use crate::counts::{CountError, Counts};
+use crate::pool::{Pool, SLICE};
+use crate::simd::{Tier, tier};
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

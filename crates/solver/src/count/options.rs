@@ -54,7 +54,7 @@ pub struct Progress {
     /// Solutions of the finished subproblems.
     pub solutions: AtomicU64,
     /// Symmetry classes of the finished subproblems; on a part whose classes are not its
-    /// own, their turn-fixed points instead (see [`Counts::turn_fixed`](crate::solver::Counts)).
+    /// own, their turn-fixed points instead (see [`Counts::turn_fixed`](crate::Counts)).
     pub classes: AtomicU64,
 }
 

@@ -11,11 +11,11 @@ use super::tables::build_steps;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::work::Work;
 use super::{Kind, MAX, Part, parts};
-use crate::solver::Shard;
-use crate::solver::counts::CountError;
-use crate::solver::oeis::{A000170, A002562};
-use crate::solver::pool::{Pool, wait};
-use crate::solver::simd::{Tier, has_avx512_gfni, tier};
+use crate::Shard;
+use crate::counts::CountError;
+use crate::oeis::{A000170, A002562};
+use crate::pool::{Pool, wait};
+use crate::simd::{Tier, has_avx512_gfni, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -105,7 +105,7 @@ fn turn_fixed_solutions_match_the_oracle_and_classes_match_a002562() {
                     }
                 })
             };
-            let all = crate::solver::naive::solutions(n as usize);
+            let all = crate::naive::solutions(n as usize);
             let expect_half = all.iter().filter(|b| turned(b, false)).count() as u64;
             let expect_quarter = all.iter().filter(|b| turned(b, true)).count() as u64;
             assert_eq!((half, quarter), (expect_half, expect_quarter), "n = {n}");

@@ -9,10 +9,10 @@ use super::memory::{Allowance, Words, peak_from_here};
 use super::sieve::compress_avx2;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::work::Work;
-use crate::solver::counts::CountError;
-use crate::solver::pool::give_way;
-use crate::solver::problem::Shard;
-use crate::solver::simd::{Tier, tier};
+use crate::counts::CountError;
+use crate::pool::give_way;
+use crate::problem::Shard;
+use crate::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many

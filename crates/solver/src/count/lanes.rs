@@ -11,7 +11,7 @@
 //! scalar search for the rest lives in `board.rs`.
 //!
 //! Why this is not the enumeration's lane engine (`lockstep.rs`), though both keep the same
-//! structure-of-arrays state and share `crate::solver::lane`: a board here has fixed queens
+//! structure-of-arrays state and share `crate::lane`: a board here has fixed queens
 //! between its free rows, so each lane carries its gaps and its own last row, and only the
 //! number of completions comes out; the rounds are also written out in AVX-512 instructions
 //! (the `avx512` module), which keeps the state in registers between rounds.
@@ -19,10 +19,10 @@
 //! One piece of over 500 lines: the boards a lane takes (`Start`, `Split`), the lanes'
 //! rounds and their AVX-512 copy share one state layout and only make sense together.
 
-use crate::solver::counts::CountError;
-use crate::solver::geometry::{Square, attack, peaceful};
-use crate::solver::lane::LANES;
-use crate::solver::simd::Tier;
+use crate::counts::CountError;
+use crate::geometry::{Square, attack, peaceful};
+use crate::lane::LANES;
+use crate::simd::Tier;
 
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;

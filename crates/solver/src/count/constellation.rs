@@ -6,7 +6,7 @@
 //! weighs it by the orbit's size. Here: listing those representatives with their stabilizers.
 //! Not here: searching their completions (`board.rs`) or adding them up (`mod.rs`).
 
-use crate::solver::geometry::{Square, Symmetry, attack, peaceful};
+use crate::geometry::{Square, Symmetry, attack, peaceful};
 
 /// The queens on the four edge lines, as (column in row 0, column in row n-1, row in column
 /// 0, row in column n-1); a board's constellations are compared as these tuples.

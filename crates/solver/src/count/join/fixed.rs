@@ -2,8 +2,8 @@
 //! themselves, the fixed points from which the join's symmetry classes come. Nothing else of
 //! the join lives here.
 
-use crate::solver::counts::CountError;
-use crate::solver::pool::give_way;
+use crate::counts::CountError;
+use crate::pool::give_way;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The solutions a half turn maps to themselves and those a quarter turn does, with the

@@ -5,7 +5,7 @@
 //! of ending the process. What the arrays and lists hold is `tables.rs`'s, `work.rs`'s and
 //! `sieve.rs`'s.
 
-use crate::solver::counts::CountError;
+use crate::counts::CountError;
 use std::alloc::Layout;
 use std::cell::Cell;
 use std::mem::MaybeUninit;
