@@ -647,13 +647,53 @@ impl Decoder for CheckDecoder {
             check_message(self.n, &src.copy_to_bytes(len))
         };
         src.advance(len);
-        message.map(Some).map_err(Status::internal)
+        message
+            .map(Some)
+            .map_err(|e| Status::internal(e.to_string()))
+    }
+}
+
+/// Why an `EnumerateResponse` is not the compact, ordered solutions [`check_message`] expects.
+#[derive(Debug)]
+enum Malformed {
+    /// No bytes where a field should start.
+    Empty,
+    /// A field other than 1 (length-delimited), by its key.
+    Key(u8),
+    /// A length prefix that is not a varint.
+    Length(prost::DecodeError),
+    /// A field shorter than its length says.
+    Truncated,
+    /// A compact board with a field after its columns.
+    MoreThanColumns,
+    /// Columns that are not a solution of the board.
+    NotASolution(Vec<u8>),
+    /// A board's columns not after the previous board's.
+    OutOfOrder { columns: Vec<u8>, previous: Vec<u8> },
+    /// The naive oracle rejects the message's first or last board.
+    Oracle,
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => write!(f, "an empty field"),
+            Self::Key(key) => write!(f, "unexpected key {key:#x}"),
+            Self::Length(e) => write!(f, "a length prefix: {e}"),
+            Self::Truncated => write!(f, "a truncated field"),
+            Self::MoreThanColumns => write!(f, "a compact board holds more than its columns"),
+            Self::NotASolution(columns) => write!(f, "not a solution: {columns:?}"),
+            Self::OutOfOrder { columns, previous } => {
+                write!(f, "out of order: {columns:?} after {previous:?}")
+            }
+            Self::Oracle => write!(f, "the naive oracle disagrees"),
+        }
     }
 }
 
 /// The boards of an `EnumerateResponse` of compact boards (each a `Board` of packed
 /// `columns` only): every one a solution of the n×n board, each after the one before.
-fn check_message(n: usize, mut bytes: &[u8]) -> Result<Message, String> {
+fn check_message(n: usize, mut bytes: &[u8]) -> Result<Message, Malformed> {
     let mut message = Message {
         boards: 0,
         first: Vec::new(),
@@ -664,22 +704,25 @@ fn check_message(n: usize, mut bytes: &[u8]) -> Result<Message, String> {
         let mut board = field(&mut bytes)?;
         let columns = field(&mut board)?;
         if !board.is_empty() {
-            return Err("a compact board holds more than its columns".into());
+            return Err(Malformed::MoreThanColumns);
         }
         if !is_solution(n, columns) {
-            return Err(format!("not a solution: {columns:?}"));
+            return Err(Malformed::NotASolution(columns.to_vec()));
         }
         if message.boards == 0 {
             message.first = columns.to_vec();
         } else if columns <= previous {
-            return Err(format!("out of order: {columns:?} after {previous:?}"));
+            return Err(Malformed::OutOfOrder {
+                columns: columns.to_vec(),
+                previous: previous.to_vec(),
+            });
         }
         previous = columns;
         message.boards += 1;
     }
     message.last = previous.to_vec();
     if !naive::is_solution(&message.first) || !naive::is_solution(&message.last) {
-        return Err("the naive oracle disagrees".into());
+        return Err(Malformed::Oracle);
     }
     Ok(message)
 }
@@ -687,14 +730,14 @@ fn check_message(n: usize, mut bytes: &[u8]) -> Result<Message, String> {
 /// Takes field 1 (length-delimited: `boards` of a response, `columns` of a board) off the
 /// front of `bytes`; its values are one byte each when it is a board's columns (all below
 /// 32).
-fn field<'a>(bytes: &mut &'a [u8]) -> Result<&'a [u8], String> {
-    let (&key, rest) = bytes.split_first().ok_or("an empty field")?;
+fn field<'a>(bytes: &mut &'a [u8]) -> Result<&'a [u8], Malformed> {
+    let (&key, rest) = bytes.split_first().ok_or(Malformed::Empty)?;
     if key != 0x0a {
-        return Err(format!("unexpected key {key:#x}"));
+        return Err(Malformed::Key(key));
     }
     *bytes = rest;
-    let len = prost::encoding::decode_varint(bytes).map_err(|e| e.to_string())? as usize;
-    let value = bytes.get(..len).ok_or("a truncated field")?;
+    let len = prost::encoding::decode_varint(bytes).map_err(Malformed::Length)? as usize;
+    let value = bytes.get(..len).ok_or(Malformed::Truncated)?;
     *bytes = &bytes[len..];
     Ok(value)
 }

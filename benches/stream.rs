@@ -95,13 +95,42 @@ impl Decoder for WalkDecoder {
             walk(&src.copy_to_bytes(len))
         };
         src.advance(src.remaining());
-        seen.map(Some).map_err(Status::internal)
+        seen.map(Some).map_err(|e| Status::internal(e.to_string()))
+    }
+}
+
+/// Why an `EnumerateResponse`'s bytes are not the packed, ordered boards [`walk`] expects.
+#[derive(Debug)]
+enum Malformed {
+    /// A field other than 1 (length-delimited), by its key.
+    Key(u8),
+    /// A length prefix that is not a varint.
+    Length(prost::DecodeError),
+    /// A board or its columns shorter than their length says.
+    Truncated(&'static str),
+    /// A board whose first field is not its packed columns.
+    NoColumns,
+    /// A board's columns not after the previous board's.
+    OutOfOrder { columns: Vec<u8>, previous: Vec<u8> },
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Key(key) => write!(f, "unexpected key {key:#x}"),
+            Self::Length(e) => write!(f, "a length prefix: {e}"),
+            Self::Truncated(what) => write!(f, "truncated {what}"),
+            Self::NoColumns => write!(f, "a board without packed columns first"),
+            Self::OutOfOrder { columns, previous } => {
+                write!(f, "out of order: {columns:?} after {previous:?}")
+            }
+        }
     }
 }
 
 /// Counts the `boards` entries of an `EnumerateResponse` and checks that their `columns`
 /// (packed, one byte each since n <= 32) strictly increase.
-fn walk(mut bytes: &[u8]) -> Result<Seen, String> {
+fn walk(mut bytes: &[u8]) -> Result<Seen, Malformed> {
     let mut seen = Seen {
         boards: 0,
         first: Vec::new(),
@@ -110,20 +139,23 @@ fn walk(mut bytes: &[u8]) -> Result<Seen, String> {
     let mut previous: &[u8] = &[];
     while !bytes.is_empty() {
         if bytes[0] != 0x0a {
-            return Err(format!("unexpected key {:#x}", bytes[0]));
+            return Err(Malformed::Key(bytes[0]));
         }
         bytes = &bytes[1..];
-        let len = prost::encoding::decode_varint(&mut bytes).map_err(|e| e.to_string())? as usize;
-        let board = bytes.get(..len).ok_or("truncated board")?;
+        let len = prost::encoding::decode_varint(&mut bytes).map_err(Malformed::Length)? as usize;
+        let board = bytes.get(..len).ok_or(Malformed::Truncated("board"))?;
         bytes = &bytes[len..];
         if board.len() < 2 || board[0] != 0x0a {
-            return Err("a board without packed columns first".into());
+            return Err(Malformed::NoColumns);
         }
         let columns = board
             .get(2..2 + usize::from(board[1]))
-            .ok_or("truncated columns")?;
+            .ok_or(Malformed::Truncated("columns"))?;
         if seen.boards > 0 && columns <= previous {
-            return Err(format!("out of order: {columns:?} after {previous:?}"));
+            return Err(Malformed::OutOfOrder {
+                columns: columns.to_vec(),
+                previous: previous.to_vec(),
+            });
         }
         if seen.boards == 0 {
             seen.first = columns.to_vec();

@@ -30,6 +30,7 @@ mod node_client;
 mod python_client;
 mod readme_grpcurl;
 mod service;
+mod service_invalid;
 mod threads;
 mod tls;
 mod traces;

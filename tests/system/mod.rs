@@ -5,7 +5,7 @@
 //! `cargo test --features system-tests --test suite system::`.
 //!
 //! - `deploy_image`: the container image built from `deploy/Dockerfile` with Docker and run,
-//!   and hadolint on the Dockerfile;
+//!   and hadolint on the Dockerfile (`deploy_bases`: its Debian base images, made locally);
 //! - `deploy_slurm`: the Slurm array script on a one-node cluster, with a requeued task;
 //! - `prometheus`: a real Prometheus scraping the server, and `promtool check metrics`;
 //! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
@@ -22,6 +22,7 @@
 
 mod browser;
 mod contract;
+mod deploy_bases;
 mod deploy_image;
 mod deploy_slurm;
 mod flight;
