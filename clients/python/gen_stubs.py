@@ -45,7 +45,9 @@ def generate(out_dir: pathlib.Path = PACKAGE_STUBS) -> None:
     absolute = "import queens_pb2 as queens__pb2"
     if absolute not in text:
         raise RuntimeError(f"{grpc_stub}: no line {absolute!r} to make relative")
-    grpc_stub.write_text(text.replace(absolute, "from . import queens_pb2 as queens__pb2"))
+    grpc_stub.write_text(
+        text.replace(absolute, "from . import queens_pb2 as queens__pb2")
+    )
 
 
 if __name__ == "__main__":

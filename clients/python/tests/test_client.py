@@ -59,7 +59,9 @@ def test_enumerate_options(client: Client) -> None:
     assert np.array_equal(board_messages, packed) and len(packed) == 92
     fundamental = np.concatenate(list(client.enumerate(8, fundamental=True)))
     assert len(fundamental) == 12
-    rest = np.concatenate(list(client.enumerate(8, start_after=packed[9].tolist(), limit=5)))
+    rest = np.concatenate(
+        list(client.enumerate(8, start_after=packed[9].tolist(), limit=5))
+    )
     assert np.array_equal(rest, packed[10:15])
     fixed = np.concatenate(list(client.enumerate(8, fixed=[(0, 0)])))
     assert len(fixed) == 4 and (fixed[:, 0] == 0).all()
@@ -98,7 +100,9 @@ def test_invalid_n_names_the_field(client: Client) -> None:
     assert raised.value.message.startswith("fixed[0]: ")
     kinds = [detail.type_url.rsplit("/", 1)[-1] for detail in raised.value.details]
     assert "google.rpc.BadRequest" in kinds, kinds
-    assert b"fixed[0]" in raised.value.details[kinds.index("google.rpc.BadRequest")].value
+    assert (
+        b"fixed[0]" in raised.value.details[kinds.index("google.rpc.BadRequest")].value
+    )
 
 
 def test_flight_invalid_n_names_the_field(client: Client) -> None:
@@ -114,16 +118,18 @@ def test_tokens() -> None:
         assert queens.count(8).solutions == 92
         assert sum(len(b) for b in queens.enumerate(8)) == 92
         assert queens.read_table(8).num_rows == 92
-    for refused in (Client(addr, token="not-" + token), Client(addr)):
-        with refused:
-            for call in (
+    for wrong in ("not-" + token, None):
+        with Client(addr, token=wrong) as refused:
+            calls = (
                 lambda: refused.count(8),
                 lambda: list(refused.enumerate(8)),
                 lambda: refused.read_table(8),
-            ):
+            )
+            for call in calls:
                 with pytest.raises(QueensError) as raised:
                     call()
-                assert raised.value.code == grpc.StatusCode.UNAUTHENTICATED, raised.value
+                error = raised.value
+                assert error.code == grpc.StatusCode.UNAUTHENTICATED, error
 
 
 def test_tls() -> None:

@@ -28,5 +28,7 @@ def test_the_installed_package_is_the_wheel_not_the_source() -> None:
     assert installed != gen_stubs.PACKAGE_STUBS
     assert "site-packages" in installed.parts
     for name in (*gen_stubs.STUBS, "__init__.py"):
-        assert (installed / name).read_bytes() == (gen_stubs.PACKAGE_STUBS / name).read_bytes()
+        assert (installed / name).read_bytes() == (
+            gen_stubs.PACKAGE_STUBS / name
+        ).read_bytes()
     assert (installed.parent / "py.typed").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
@@ -20,7 +22,10 @@ class QueensError(Exception):
     them with googleapis-common-protos' `error_details_pb2`; empty when none were sent)."""
 
     def __init__(
-        self, code: grpc.StatusCode, message: str, details: list[any_pb2.Any] | None = None
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        details: list[any_pb2.Any] | None = None,
     ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
@@ -32,7 +37,9 @@ class QueensError(Exception):
         """The QueensError of a failed grpcio call."""
         code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
         message = (error.details() if hasattr(error, "details") else None) or ""
-        trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else ()
+        trailers: Any = (
+            error.trailing_metadata() if hasattr(error, "trailing_metadata") else ()
+        )
         details: list[any_pb2.Any] = []
         for key, value in trailers or ():
             if key == _DETAILS_KEY and isinstance(value, bytes):

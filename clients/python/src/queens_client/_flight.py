@@ -103,5 +103,7 @@ def _queens_error(error: Exception) -> QueensError:
     marker = "with message: "
     if marker in message:
         message = message.split(marker, 1)[1]
-    message = message.split(". Detail:", 1)[0].split("\ngRPC client debug context", 1)[0]
+    message = message.split(". Detail:", 1)[0].split("\ngRPC client debug context", 1)[
+        0
+    ]
     return QueensError(code, message.strip())
