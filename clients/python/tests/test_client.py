@@ -4,6 +4,7 @@ pyarrow, tokens, TLS, and refusals as QueensError with the gRPC code and the fie
 from __future__ import annotations
 
 import itertools
+import time
 
 import grpc
 import numpy as np
@@ -41,9 +42,11 @@ def test_count_progress_ends_with_the_total(client: Client) -> None:
 
 def test_enumerate_into_numpy(client: Client) -> None:
     arrays = list(client.enumerate(10, batch_size=100))
-    assert len(arrays) == 8  # one array per message: 7 full batches and 24 boards
+    # One array per message, each of at most batch_size boards (the server may send less).
+    assert len(arrays) >= 8
     for boards in arrays:
         assert boards.dtype == np.uint8 and boards.ndim == 2 and boards.shape[1] == 10
+        assert 0 < len(boards) <= 100
         # Viewed in place on the message's bytes, not copied.
         assert not boards.flags.owndata and not boards.flags.writeable
     everything = np.concatenate(arrays)
@@ -69,8 +72,19 @@ def test_enumerate_options(client: Client) -> None:
 
 def test_leaving_a_stream_early_is_fine(client: Client) -> None:
     first = next(client.enumerate(12, batch_size=10))
-    assert first.shape == (10, 12)
-    assert client.count(6).solutions == 4  # the client goes on working
+    assert first.shape[1] == 12 and 0 < len(first) <= 10
+    # The stream was cancelled: once the server has seen it, its search slot is free again
+    # (a client may hold one search at a time on a small machine).
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            assert client.count(6).solutions == 4
+            break
+        except QueensError as error:
+            busy = error.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def test_flight_into_pyarrow(client: Client) -> None:
