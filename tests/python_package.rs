@@ -54,7 +54,8 @@ fn python_package_wheel_installs_and_calls_real_servers() {
     let (_tls_dir, cert, tls) = common::tls_server("python-package");
     let run = tools::run_bounded(
         Command::new(&python)
-            .args(["-m", "pytest", "tests", "-v", "-rfEs", "-p", "no:cacheprovider"])
+            .args(["-m", "pytest", "tests", "-v", "-rfEs"])
+            .args(["-p", "no:cacheprovider"])
             .arg("--basetemp")
             .arg(venv.0.join("pytest"))
             .current_dir(&package)
@@ -85,7 +86,8 @@ fn pip(python: &Path) -> Command {
 
 fn pip_command(python: &Path, command: &str) -> Command {
     let mut pip = Command::new(python);
-    pip.args(["-m", "pip", command, "--no-input", "--disable-pip-version-check"]);
+    pip.args(["-m", "pip", command])
+        .args(["--no-input", "--disable-pip-version-check"]);
     pip
 }
 
