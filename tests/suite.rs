@@ -28,6 +28,7 @@ mod memory;
 mod metrics;
 mod node_client;
 mod python_client;
+mod python_package;
 mod readme_grpcurl;
 mod service;
 mod service_invalid;

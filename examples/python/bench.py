@@ -44,9 +44,12 @@ import tempfile
 import time
 
 import numpy
-import queens_pb2 as pb
 
 import queens_client
+
+# The package's stubs (queens-client, clients/python), as the example program uses them.
+pb = queens_client.pb
+pb_grpc = queens_client.pb_grpc
 
 HERE = pathlib.Path(__file__).resolve().parent
 COUNT_REF_SOURCE = HERE.parent.parent / "benches" / "count-ref.c"
@@ -123,7 +126,6 @@ def serve_replay(addr: str, n: int, boards: int) -> None:
     from concurrent import futures
 
     import grpc
-    import queens_pb2_grpc as pb_grpc
 
     class Replay(pb_grpc.QueensServicer):
         def Enumerate(self, request, context):

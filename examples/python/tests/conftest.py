@@ -1,4 +1,4 @@
-"""Fixtures of the example's tests: fresh stubs, a server to call, and the client as a program.
+"""Fixtures of the example's tests: the stubs, a server to call, and the client as a program.
 
 The server comes from the environment: QUEENS_ADDR (host:port of a running server) for the
 tests that only call it, QUEENS_BIN (the `queens` binary) for those that stop and restart
@@ -23,29 +23,18 @@ sys.path.insert(0, str(EXAMPLE))
 
 
 @pytest.fixture(scope="session")
-def stubs_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    """Stubs generated from proto/queens.proto for this run (as gen_stubs.py does at setup),
-    importable here and by the client programs the tests start."""
-    import gen_stubs
-
-    out = tmp_path_factory.mktemp("stubs")
-    gen_stubs.generate(out)
-    sys.path.insert(0, str(out))
-    return out
-
-
-@pytest.fixture(scope="session")
-def pb(stubs_dir: pathlib.Path):
-    import queens_pb2
-
-    return queens_pb2
-
-
-@pytest.fixture(scope="session")
-def client_module(stubs_dir: pathlib.Path):
+def client_module():
+    """The example program as a module (it takes its stubs from the installed package
+    queens-client, clients/python)."""
     import queens_client
 
     return queens_client
+
+
+@pytest.fixture(scope="session")
+def pb(client_module):
+    """The package's message stubs, as the program uses them."""
+    return client_module.pb
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +53,7 @@ def stub(addr: str, client_module):
 
 
 @pytest.fixture
-def run_client(stubs_dir: pathlib.Path):
+def run_client():
     """Runs queens_client.py with arguments (and extra environment variables); returns the
     CompletedProcess (text output)."""
 
@@ -73,7 +62,7 @@ def run_client(stubs_dir: pathlib.Path):
     ) -> subprocess.CompletedProcess:
         return subprocess.run(  # noqa: PLW1510 (the tests check returncode)
             [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
-            env={**client_env(stubs_dir), **(env or {})},
+            env={**client_env(), **(env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -84,14 +73,14 @@ def run_client(stubs_dir: pathlib.Path):
 
 
 @pytest.fixture
-def start_client(stubs_dir: pathlib.Path):
+def start_client():
     """Starts queens_client.py in the background (stderr to a file); killed at teardown."""
     started: list[subprocess.Popen] = []
 
     def start(*args: str, stderr: pathlib.Path) -> subprocess.Popen:
         process = subprocess.Popen(
             [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
-            env=client_env(stubs_dir),
+            env=client_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr.open("wb"),
@@ -105,12 +94,11 @@ def start_client(stubs_dir: pathlib.Path):
         process.wait(timeout=10)
 
 
-def client_env(stubs_dir: pathlib.Path) -> dict[str, str]:
+def client_env() -> dict[str, str]:
     """The tests' environment for a client program, without a QUEENS_TOKEN of the caller's
     (a test that wants one passes it)."""
-    path = os.pathsep.join(filter(None, [str(stubs_dir), os.environ.get("PYTHONPATH")]))
     inherited = {k: v for k, v in os.environ.items() if k != "QUEENS_TOKEN"}
-    return {**inherited, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    return {**inherited, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _drain(stream) -> None:

@@ -1,0 +1,30 @@
+"""Client of the queens N-Queens service (gRPC, package queens.v1).
+
+    from queens_client import Client
+
+    with Client("127.0.0.1:50051", token=None) as queens:
+        queens.count(8)                       # CountResult(solutions=92, fundamental=12, ...)
+        for update in queens.count_progress(16):
+            print(update.subproblems_done, update.subproblems_total)
+        for boards in queens.enumerate(10):   # numpy uint8 arrays of shape (boards, 10)
+            ...
+        table = queens.read_table(12)         # pyarrow Table over Arrow Flight ([arrow] extra)
+
+Every failed call raises QueensError (its `code` a grpc.StatusCode). The generated stubs are
+`queens_client.pb.queens_pb2` and `queens_client.pb.queens_pb2_grpc`; `Client.stub` is a
+ready QueensStub for calls this API does not wrap.
+"""
+
+from ._client import Boards, Client, CountResult, Progress, Shard, Square, boards_of
+from ._errors import QueensError
+
+__all__ = [
+    "Boards",
+    "Client",
+    "CountResult",
+    "Progress",
+    "QueensError",
+    "Shard",
+    "Square",
+    "boards_of",
+]
