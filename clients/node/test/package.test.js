@@ -78,11 +78,12 @@ test("enumerate n = 10: Uint8Arrays of packed records, 724 valid boards in order
   for await (const bytes of client.enumerate(n, { batchSize: 100 })) {
     assert.ok(bytes instanceof Uint8Array);
     assert.equal(bytes.length % n, 0);
+    assert.ok(bytes.length > 0 && bytes.length <= 100 * n, `a message of ${bytes.length} bytes`);
     messages += 1;
     for (let i = 0; i < bytes.length; i += n) boards.push(Array.from(bytes.subarray(i, i + n)));
   }
   assert.equal(boards.length, 724);
-  assert.equal(messages, 8); // batches of 100
+  assert.ok(messages >= 8, `${messages} messages`); // batches of at most 100 (a slow one is sent early)
   assert.ok(boards.every(isSolution));
   assert.ok(boards.every((board, i) => i === 0 || before(boards[i - 1], board)));
 });
