@@ -30,8 +30,15 @@ fn package_dir() -> PathBuf {
 fn step(what: &str, command: &mut Command) -> String {
     let started = Instant::now();
     let run = tools::run_bounded(command, STEP_LIMIT);
-    assert!(run.success(), "{what} failed: {command:?}\n{}", run.output());
-    eprintln!("node package: {what} in {:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        run.success(),
+        "{what} failed: {command:?}\n{}",
+        run.output()
+    );
+    eprintln!(
+        "node package: {what} in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     run.stdout
 }
 
@@ -101,7 +108,10 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
         "package/src/gen/queens_pb.js",
         "package/src/gen/queens_pb.d.ts",
     ] {
-        assert!(listing.lines().any(|l| l == file), "{file} not in\n{listing}");
+        assert!(
+            listing.lines().any(|l| l == file),
+            "{file} not in\n{listing}"
+        );
     }
     assert!(
         !listing.contains("node_modules") && !listing.contains("/test/"),
