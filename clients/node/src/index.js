@@ -34,6 +34,12 @@ export const Status = Object.freeze({
   UNAUTHENTICATED: Code.Unauthenticated,
 });
 
+// The HTTP/2 window of each stream: 4 MiB instead of 64 KiB, so that the server sends its
+// 1 MiB messages without waiting for a window update every 64 KiB. Draining n = 16 from a
+// release server on a 2-core machine, it brought the client's CPU from 1.0 to 0.3-0.4
+// seconds (14.8 M boards).
+const STREAM_WINDOW_BYTES = 4 << 20;
+
 const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([name, code]) => [code, name]));
 
 /**
@@ -116,7 +122,10 @@ function boardsToPacked(boards, n) {
 export function createClient(target, { token, ca } = {}) {
   const url = baseUrl(target, ca !== undefined);
   if (ca !== undefined && url.protocol !== "https:") throw new TypeError("ca needs an https:// target");
-  const sessionManager = new Http2SessionManager(url, {}, ca !== undefined ? { ca } : {});
+  const sessionManager = new Http2SessionManager(url, {}, {
+    ...(ca !== undefined ? { ca } : {}),
+    settings: { initialWindowSize: STREAM_WINDOW_BYTES },
+  });
   const transport = createGrpcTransport({
     baseUrl: url.href,
     sessionManager,
