@@ -42,6 +42,15 @@ fn step(what: &str, command: &mut Command) -> String {
     run.stdout
 }
 
+/// A scratch folder, removed when dropped (also when an assertion fails).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The files of a folder, relative to it, sorted.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -64,6 +73,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn node_package_generated_code_is_current() {
     let modules = tools::client_node_modules();
     let out = tools::scratch_dir().join(format!("node-package-gen-{}", std::process::id()));
+    let _remove = Scratch(out.clone());
     step(
         "scripts/generate.mjs",
         Command::new("node")
@@ -82,7 +92,6 @@ fn node_package_generated_code_is_current() {
             file.display()
         );
     }
-    let _ = fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -90,6 +99,7 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
     let project = tools::tools_dir().join(format!("node-package-project-{}", std::process::id()));
     let _ = fs::remove_dir_all(&project);
     fs::create_dir_all(&project).expect("create the scratch project");
+    let _remove = Scratch(project.clone());
 
     let packed = step(
         "npm pack",
@@ -146,6 +156,7 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
     let token = "node-package-token-0123456789";
     let guarded = common::token_server("node-package", token, &[]);
     let (tls_dir, ca, secure) = common::tls_server("node-package");
+    let _remove_tls = Scratch(tls_dir);
     let started = Instant::now();
     let passed = tools::node_test(
         Command::new("node")
@@ -162,6 +173,4 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
         "node package: node --test, {passed} passed in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let _ = fs::remove_dir_all(&project);
-    let _ = fs::remove_dir_all(&tls_dir);
 }
