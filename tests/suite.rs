@@ -27,6 +27,7 @@ mod logs;
 mod memory;
 mod metrics;
 mod node_client;
+mod node_package;
 mod python_client;
 mod python_package;
 mod readme_grpcurl;

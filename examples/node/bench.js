@@ -3,7 +3,7 @@
 // reference enumerator, benches/count-ref.c in this repository) timed in the same run:
 //
 //   node bench.js [--addr URL] [--n 16] [--runs K] [--count-ref PATH] [--server-pid PID]
-//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay]
+//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay] [--package]
 //
 // Each line is one way of draining every board of n (14,772,512 for n = 16), with its wall
 // time, boards/s and ratio to the boards/s of `count-ref -e N | cat > /dev/null`:
@@ -14,7 +14,10 @@
 // - CLI text / CLI --packed: `node client.js enumerate N [--packed] | cat > /dev/null`, the
 //   command line end to end (start-up included; its progress line tells the boards written);
 // - Board form: the compact Board messages of before `packed`, read and formatted in this
-//   process (skip it with --no-boards: it is the slow one).
+//   process (skip it with --no-boards: it is the slow one);
+// - package, drain (with --package): the packed stream through the Node package
+//   (../../clients/node, Connect's gRPC transport; run `npm ci` there first), its bytes
+//   touched like "packed, drain": the same stream from the other gRPC stack.
 //
 // The client's CPU seconds are shown for the in-process lines, the server's too with
 // --server-pid (read from /proc). count-ref is built with gcc -O3 -march=native into the
@@ -32,6 +35,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 const { parseArgs } = require('node:util');
 const { connect, packedBatches, packedToText, PACKED_BATCH_BYTES } = require('./client.js');
 
@@ -48,6 +52,7 @@ const { values } = parseArgs({
     'no-boards': { type: 'boolean' },
     'no-cli': { type: 'boolean' },
     replay: { type: 'boolean' },
+    package: { type: 'boolean' },
     'replay-server': { type: 'boolean' },
   },
 });
@@ -125,6 +130,22 @@ async function drain(client, { packed = true, text = false, batchBytes }) {
   return { boards, sink };
 }
 
+/** The Node package (an ES module), for --package. */
+function loadPackage() {
+  return import(pathToFileURL(path.join(__dirname, '..', '..', 'clients', 'node', 'src', 'index.js')).href);
+}
+
+/** Drains the stream of n through the package's enumerate, touching each batch like drain(). */
+async function drainPackage(client, batchBytes) {
+  let boards = 0;
+  let sink = 0;
+  for await (const bytes of client.enumerate(n, { batchSize: Math.max(1, Math.floor(batchBytes / n)) })) {
+    boards += bytes.length / n;
+    sink += bytes[bytes.length - 1];
+  }
+  return { boards, sink };
+}
+
 async function cli(addr, extra) {
   const script = path.join(__dirname, 'client.js');
   // Not --quiet: the progress line's last count is the number of boards written.
@@ -188,6 +209,7 @@ function startReplay(binary) {
 async function main() {
   if (values['replay-server']) return replayServer();
   const binary = countRefBinary();
+  const queensClient = values.package ? await loadPackage() : undefined;
   const client = connect(values.addr);
   const batchSizes = values['batch-bytes'].split(',').map(Number);
   console.log(`n = ${n}, server ${values.addr}, ${os.cpus().length} cores, node ${process.version}; ratio = boards/s over count-ref's`);
@@ -207,6 +229,14 @@ async function main() {
         for (const batchBytes of batchSizes) {
           const kib = `${batchBytes >> 10} KiB messages${suffix}`;
           check(await timed(`packed, drain, ${kib}`, () => drain(client, { batchBytes }), pid));
+          if (queensClient) {
+            const packageClient = queensClient.createClient(addr);
+            try {
+              check(await timed(`package, drain, ${kib}`, () => drainPackage(packageClient, batchBytes), pid));
+            } finally {
+              packageClient.close();
+            }
+          }
           check(await timed(`packed, text, ${kib}`, () => drain(client, { batchBytes, text: true }), pid));
         }
         if (!values['no-cli']) {

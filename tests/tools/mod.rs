@@ -9,6 +9,8 @@
 //! - `node_modules()`: `npm ci` of `examples/node`'s packages under `<target>/tools/node`,
 //!   redone when its lock file changes; `web_modules()` the same of `web/`'s (the page's
 //!   build tools and the browser driver) under `<target>/tools/web`.
+//! - `client_node_modules()`: the same of `clients/node`'s (the Node package's dependencies
+//!   and its code generators) under `<target>/tools/node-package`.
 //!
 //! Each install runs at most once per test process (`OnceLock`) and under an exclusive lock
 //! on `<target>/tools/install.lock`, so tests of one binary, and test binaries or `cargo test`
@@ -286,6 +288,15 @@ pub fn node_modules() -> &'static Path {
 pub fn web_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| exclusively(|| npm_ci("web", "web")))
+}
+
+/// The `node_modules` of the Node package's pinned dependencies and code generators
+/// (`clients/node/package-lock.json`: Connect, protobuf-es, buf, protoc-gen-es), installed
+/// like [`node_modules`] under `<target>/tools/node-package`; `clients/node/scripts/generate.mjs`
+/// finds them through `QUEENS_NODE_MODULES`.
+pub fn client_node_modules() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| exclusively(|| npm_ci("clients/node", "node-package")))
 }
 
 /// `npm ci` of the packages of the repository's folder `source`, from copies of its

@@ -1,0 +1,164 @@
+// The installed package against real servers: run from a project that installed the packed
+// tarball (`npm install queens-client-*.tgz`), so it imports the package by its name, as a
+// user would. tests/node_package.rs copies it there and starts the servers:
+//   QUEENS_ADDR        a plain server
+//   QUEENS_TOKEN_ADDR  a server with --auth-tokens, QUEENS_TOKEN one of its tokens
+//   QUEENS_TLS_ADDR    a server with a self-signed certificate, QUEENS_TLS_CA that certificate
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, test } from "node:test";
+import { QueensError, Status, createClient } from "queens-client";
+
+const client = createClient(process.env.QUEENS_ADDR);
+after(() => client.close());
+
+/** The attack rule, checked the plain way. */
+function isSolution(columns) {
+  const n = columns.length;
+  for (let a = 0; a < n; a++) {
+    if (columns[a] < 0 || columns[a] >= n) return false;
+    for (let b = a + 1; b < n; b++) {
+      if (columns[a] === columns[b] || Math.abs(columns[a] - columns[b]) === b - a) return false;
+    }
+  }
+  return true;
+}
+
+/** Whether board a comes before board b in lexicographic order. */
+function before(a, b) {
+  const r = a.findIndex((c, i) => c !== b[i]);
+  return r >= 0 && a[r] < b[r];
+}
+
+/** Resolves to the QueensError that promise (or iterating an async iterator) rejects with. */
+async function failure(work) {
+  try {
+    await work();
+  } catch (error) {
+    assert.ok(error instanceof QueensError, `not a QueensError: ${error?.stack ?? error}`);
+    assert.ok(error instanceof Error);
+    return error;
+  }
+  assert.fail("the call succeeded");
+}
+
+test("count: 92 solutions and 12 classes for n = 8, as BigInts", async () => {
+  assert.deepEqual(await client.count(8), { solutions: 92n, fundamental: 12n, turnFixed: undefined });
+});
+
+test("count with a fixed queen: fewer solutions, no fundamental", async () => {
+  const counted = await client.count(8, { fixed: [[0, 0]] });
+  assert.equal(counted.solutions, 4n);
+  assert.equal(counted.fundamental, undefined);
+  assert.equal((await client.count(8, { fixed: [{ row: 0, column: 0 }] })).solutions, 4n);
+});
+
+test("count by shards adds up to the whole", async () => {
+  let sum = 0n;
+  for (let index = 0; index < 3; index++) sum += (await client.count(10, { shard: { index, count: 3 } })).solutions;
+  assert.equal(sum, 724n);
+});
+
+test("countProgress ends with done and the total", async () => {
+  const updates = [];
+  for await (const update of client.countProgress(12)) updates.push(update);
+  const last = updates.at(-1);
+  assert.equal(last.done, true);
+  assert.equal(last.solutions, 14200n);
+  assert.equal(last.fundamental, 1787n);
+  assert.equal(last.subproblemsDone, last.subproblemsTotal);
+  assert.ok(updates.slice(0, -1).every((u) => !u.done));
+});
+
+test("enumerate n = 10: Uint8Arrays of packed records, 724 valid boards in order", async () => {
+  const n = 10;
+  const boards = [];
+  let messages = 0;
+  for await (const bytes of client.enumerate(n, { batchSize: 100 })) {
+    assert.ok(bytes instanceof Uint8Array);
+    assert.equal(bytes.length % n, 0);
+    assert.ok(bytes.length > 0 && bytes.length <= 100 * n, `a message of ${bytes.length} bytes`);
+    messages += 1;
+    for (let i = 0; i < bytes.length; i += n) boards.push(Array.from(bytes.subarray(i, i + n)));
+  }
+  assert.equal(boards.length, 724);
+  assert.ok(messages >= 8, `${messages} messages`); // batches of at most 100 (a slow one is sent early)
+  assert.ok(boards.every(isSolution));
+  assert.ok(boards.every((board, i) => i === 0 || before(boards[i - 1], board)));
+});
+
+test("enumerate's options: limit, startAfter, fundamental, fixed", async () => {
+  const all = [];
+  for await (const board of client.boards(8)) all.push(board);
+  assert.equal(all.length, 92);
+  const some = [];
+  for await (const board of client.boards(8, { startAfter: all[9], limit: 5 })) some.push(board);
+  assert.deepEqual(some, all.slice(10, 15));
+  let classes = 0;
+  for await (const _ of client.boards(8, { fundamental: true })) classes += 1;
+  assert.equal(classes, 12);
+  const fixed = [];
+  for await (const board of client.boards(8, { fixed: [[0, 0]] })) fixed.push(board);
+  assert.deepEqual(fixed, all.filter((board) => board[0] === 0));
+});
+
+test("boards: arrays of columns", async () => {
+  const boards = [];
+  for await (const board of client.boards(4)) boards.push(board);
+  assert.deepEqual(boards, [
+    [1, 3, 0, 2],
+    [2, 0, 3, 1],
+  ]);
+});
+
+test("an invalid n is INVALID_ARGUMENT, the field named", async () => {
+  const counted = await failure(() => client.count(0));
+  assert.equal(counted.code, Status.INVALID_ARGUMENT);
+  assert.equal(counted.codeName, "INVALID_ARGUMENT");
+  assert.match(counted.message, /\bn\b/);
+  const streamed = await failure(async () => {
+    for await (const _ of client.enumerate(99)) assert.fail("a batch of n = 99");
+  });
+  assert.equal(streamed.code, Status.INVALID_ARGUMENT);
+  assert.match(streamed.message, /\bn\b/);
+});
+
+test("tokens: the right one is taken, a wrong one or none is UNAUTHENTICATED", async () => {
+  const addr = process.env.QUEENS_TOKEN_ADDR;
+  const good = createClient(addr, { token: process.env.QUEENS_TOKEN });
+  const wrong = createClient(addr, { token: "not-a-token-of-this-server" });
+  const none = createClient(addr);
+  try {
+    assert.equal((await good.count(8)).solutions, 92n);
+    for (const refused of [wrong, none]) {
+      const error = await failure(() => refused.count(8));
+      assert.equal(error.code, Status.UNAUTHENTICATED);
+      const streamed = await failure(async () => {
+        for await (const _ of refused.enumerate(8)) assert.fail("a batch without a valid token");
+      });
+      assert.equal(streamed.code, Status.UNAUTHENTICATED);
+    }
+  } finally {
+    [good, wrong, none].forEach((c) => c.close());
+  }
+});
+
+test("TLS: https:// with the server's certificate as ca", async () => {
+  const ca = readFileSync(process.env.QUEENS_TLS_CA);
+  const secure = createClient(`https://${process.env.QUEENS_TLS_ADDR}`, { ca });
+  try {
+    assert.equal((await secure.count(8)).solutions, 92n);
+  } finally {
+    secure.close();
+  }
+});
+
+test("no server: UNAVAILABLE", async () => {
+  const nowhere = createClient("127.0.0.1:1");
+  try {
+    assert.equal((await failure(() => nowhere.count(8))).code, Status.UNAVAILABLE);
+  } finally {
+    nowhere.close();
+  }
+});
