@@ -66,7 +66,7 @@ pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};
 pub use search::{enumerate, enumerate_under};
-pub use simd::{TIER_VARIABLE, Tier, forced_tier, simd_registers, tier_name};
+pub use simd::{TIER_VARIABLE, Tier, TierError, TierKind, forced_tier, simd_registers, tier_name};
 pub use sink::Sink;
 pub use symmetry::class_size;
 pub use tasks::Tasks;

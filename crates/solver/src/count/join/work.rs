@@ -32,7 +32,7 @@ impl Work {
             tops: Vec::new(),
             bottoms: Vec::new(),
             scratch: Vec::new(),
-            sieve: Sieve::new(0, Tier::Portable),
+            sieve: Sieve::new(0, Tier::PORTABLE),
             allowance: Allowance::new(bytes),
         }
     }
