@@ -19,8 +19,8 @@
 //! - `lockstep.rs`: the same enumeration for plain questions, subtrees searched in SIMD
 //!   lanes and handed over in order (chosen by `search.rs`).
 //! - `simd.rs`: the one SIMD tier (AVX-512, AVX2 or portable) the lanes and the join run
-//!   in, detected once, and why calling their target-feature code is sound
-//!   ([`simd_registers`]).
+//!   in, detected once, as a token only detection makes ([`Tier`], named by [`TierKind`]),
+//!   and why calling their target-feature code is sound ([`simd_registers`]).
 //! - `lane.rs`: what the two lockstep lane engines (`lockstep.rs`, `count/lanes.rs`) share.
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
