@@ -46,7 +46,7 @@ fn main() -> ExitCode {
 fn start() -> Result<(), cli::Error> {
     let command = Cli::try_parse()?.command;
     let forced = std::env::var(queens::solver::TIER_VARIABLE).ok();
-    queens::solver::forced_tier(forced.as_deref()).map_err(cli::Error::Tier)?;
+    queens::solver::forced_tier(forced.as_deref()).map_err(|e| cli::Error::Tier(e.to_string()))?;
     match command {
         Command::Sum(args) => cli::sum(args),
         Command::Count(args) if args.local => cli::count_local(&args),

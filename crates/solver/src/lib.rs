@@ -19,8 +19,8 @@
 //! - `lockstep.rs`: the same enumeration for plain questions, subtrees searched in SIMD
 //!   lanes and handed over in order (chosen by `search.rs`).
 //! - `simd.rs`: the one SIMD tier (AVX-512, AVX2 or portable) the lanes and the join run
-//!   in, detected once, and why calling their target-feature code is sound
-//!   ([`simd_registers`]).
+//!   in, detected once, as a token only detection makes ([`Tier`], named by [`TierKind`]),
+//!   and why calling their target-feature code is sound ([`simd_registers`]).
 //! - `lane.rs`: what the two lockstep lane engines (`lockstep.rs`, `count/lanes.rs`) share.
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
@@ -66,7 +66,7 @@ pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};
 pub use pool::Pool;
 pub use problem::{ParseError, Problem, QueryError, Shard};
 pub use search::{enumerate, enumerate_under};
-pub use simd::{TIER_VARIABLE, Tier, forced_tier, simd_registers, tier_name};
+pub use simd::{TIER_VARIABLE, Tier, TierError, TierKind, forced_tier, simd_registers, tier_name};
 pub use sink::Sink;
 pub use symmetry::class_size;
 pub use tasks::Tasks;

@@ -27,7 +27,7 @@
 
 use super::geometry::{MAX, Masks, full_mask};
 use super::lane::LANES;
-use super::simd::Tier;
+use super::simd::{Tier, TierKind};
 use super::sink::Sink;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -312,8 +312,8 @@ pub(super) fn first_root(n: usize, prefix: &[u8], m: Masks, depth: usize) -> Opt
 
 /// Pushes into `sink`, in lexicographic order, every board below the roots at `depth` under
 /// `prefix` (whose masks are `m`; only roots after `after[..depth]` when given), at least two
-/// rows above the last, searched in lanes run in tier `simd` (when the CPU has it; the
-/// portable rounds otherwise). Returns `Break` when the sink stopped the search.
+/// rows above the last, searched in lanes run in tier `simd`. Returns `Break` when the sink
+/// stopped the search.
 pub(super) fn enumerate_roots<S: Sink>(
     n: usize,
     prefix: &[u8],
@@ -372,17 +372,13 @@ fn enumerate_in_lanes<S: Sink>(
         exhausted: false,
         spare: Vec::new(),
     };
-    match simd {
+    match simd.kind() {
         #[cfg(target_arch = "x86_64")]
-        Tier::Avx512 if Tier::Avx512.available() => {
-            // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
-            unsafe { run_avx512(&mut run, sink) }
-        }
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx512 => unsafe { run_avx512(&mut run, sink) },
         #[cfg(target_arch = "x86_64")]
-        Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
-            // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
-            unsafe { run_avx2(&mut run, sink) }
-        }
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx2 => unsafe { run_avx2(&mut run, sink) },
         _ => run.lanes_loop::<false, S>(sink),
     }
 }

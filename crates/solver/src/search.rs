@@ -16,7 +16,7 @@ use super::counts::{CountError, Counts};
 use super::geometry::{MAX, Masks, bits, full_mask};
 use super::lockstep;
 use super::problem::Problem;
-use super::simd::{Tier, tier};
+use super::simd::{Tier, TierKind, tier};
 use super::sink::Sink;
 use super::symmetry::{class_size, corner_mask};
 use std::ops::ControlFlow;
@@ -103,9 +103,10 @@ pub fn enumerate_under<S: Sink>(
 ) -> ControlFlow<()> {
     // The lanes where the CPU has SIMD registers for them; without, the scalar search is
     // faster than the portable rounds.
-    let path = match tier() {
-        Tier::Portable => Path::Scalar,
-        simd => Path::Lanes(simd),
+    let simd = tier();
+    let path = match simd.kind() {
+        TierKind::Portable => Path::Scalar,
+        _ => Path::Lanes(simd),
     };
     enumerate_under_by(problem, prefix, start_after, sink, path)
 }

@@ -3,50 +3,130 @@
 //! one place ([`tier`]), and the one argument for why calling their target-feature code is
 //! sound. Nothing here searches: the engines own their kernels.
 //!
+//! # A tier is a capability
+//! A [`Tier`] is a token with private fields: outside this file there is no way to make
+//! one but [`Tier::detect`] (and [`Tier::best`], [`tier`], [`forced_tier`], which call it),
+//! which checks this CPU for every feature the tier's kernels are compiled with, and
+//! [`Tier::PORTABLE`], which needs none. So holding a `Tier` whose [`Tier::kind`] is
+//! [`TierKind::Avx512`] (or `Avx2`) proves that this CPU has that tier's features, and a
+//! safe function that takes a `Tier` cannot be made to run a kernel the CPU lacks, whatever
+//! its caller writes. [`TierKind`] only names tiers: matching on it is free, and it proves
+//! nothing. The AVX-512 token also carries whether the CPU has the byte, VBMI, BITALG and
+//! GFNI instructions the join's split-bit sampling uses ([`Tier::gfni`]): no other tier
+//! samples with them, so `QUEENS_SIMD=portable` runs portable code everywhere and
+//! `QUEENS_SIMD=avx2` no AVX-512 instruction.
+//!
 //! # Unsafe style for target-feature code
 //! Every kernel compiled for a tier is a safe `fn` with `#[target_feature(enable = ...)]`
-//! (never an `unsafe fn`), its feature list a subset of what [`Tier::available`] checks for
-//! its tier: `avx512f,avx512cd,popcnt` for `Tier::Avx512`, `avx2,bmi1,bmi2,lzcnt,popcnt` for
-//! `Tier::Avx2` (the join's split-bit sampling adds the byte and GFNI features that
-//! [`has_avx512_gfni`] checks). Such a function calls another whose features are a subset of
-//! its own without `unsafe`. Calling one from code without those features takes an `unsafe`
-//! block, and that is sound exactly when this CPU has the features (running an instruction
-//! the CPU lacks is undefined behaviour): the caller holds a [`Tier`] that
-//! [`Tier::available`] confirmed on this CPU (directly, or because [`tier`] returned it,
-//! which returns only available tiers), and the features do not change while the process
-//! runs. Each such block carries `// SAFETY:` naming the check it relies on; every other
-//! `unsafe` block (unaligned loads and stores, `set_len`) argues its own bounds where it
-//! stands.
+//! (never an `unsafe fn`), its feature list a subset of what [`Tier::detect`] checks for
+//! its tier: `avx512f,avx512cd,popcnt` for `Avx512` (plus
+//! `avx512bw,avx512vbmi,avx512bitalg,gfni` where [`Tier::gfni`] says so), and
+//! `avx2,bmi1,bmi2,lzcnt,popcnt` for `Avx2`. Such a function calls another whose features
+//! are a subset of its own without `unsafe`. Calling one from code without those features
+//! takes an `unsafe` block, and that is sound exactly when this CPU has the features
+//! (running an instruction the CPU lacks is undefined behaviour): the block sits in the arm
+//! of a match on the kind of a [`Tier`] the caller holds (so detection confirmed the
+//! features, see above), and the features do not change while the process runs. Each such
+//! block carries `// SAFETY:` naming the token it relies on; every other `unsafe` block
+//! (unaligned loads and stores, `set_len`) argues its own bounds where it stands.
 
-/// The instruction set the solver's SIMD kernels run in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
+use std::fmt;
+
+/// Names an instruction set the solver's SIMD kernels can run in, best last; a name only
+/// (a [`Tier`] is the proof that this CPU has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TierKind {
+    /// The portable loops, whatever the CPU (off x86-64, or a CPU with neither set).
+    Portable,
+    /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them, and the join's
+    /// AVX2 kernels.
+    Avx2,
     /// AVX-512F and AVX-512CD (and POPCNT, which every such CPU has): lanes written out in
     /// 512-bit registers.
     Avx512,
-    /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them.
-    Avx2,
-    /// The portable loops, whatever the CPU (off x86-64, or a CPU with neither set).
-    Portable,
 }
 
-impl Tier {
-    /// The instruction set's usual name.
+impl TierKind {
+    /// Every kind, worst first.
+    pub const ALL: [TierKind; 3] = [TierKind::Portable, TierKind::Avx2, TierKind::Avx512];
+
+    /// The instruction set's usual name ("AVX-512", "AVX2" or "portable").
     pub fn name(self) -> &'static str {
         match self {
-            Tier::Avx512 => "AVX-512",
-            Tier::Avx2 => "AVX2",
-            Tier::Portable => "portable",
+            TierKind::Avx512 => "AVX-512",
+            TierKind::Avx2 => "AVX2",
+            TierKind::Portable => "portable",
         }
     }
 
-    /// Whether this CPU has every feature the tier's kernels are compiled for.
-    pub fn available(self) -> bool {
+    /// The value of [`TIER_VARIABLE`] that forces it (`avx512`, `avx2` or `portable`).
+    pub fn flag(self) -> &'static str {
         match self {
-            Tier::Avx512 => has_avx512(),
-            Tier::Avx2 => has_avx2(),
-            Tier::Portable => true,
+            TierKind::Avx512 => "avx512",
+            TierKind::Avx2 => "avx2",
+            TierKind::Portable => "portable",
         }
+    }
+}
+
+impl fmt::Display for TierKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A SIMD tier this CPU has: the capability to run its kernels, made only by detection
+/// (see the module's docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tier {
+    /// Which instruction set; this CPU has every feature its kernels are compiled with.
+    kind: TierKind,
+    /// `Avx512` only: whether this CPU also has the AVX-512 byte, VBMI, BITALG and GFNI
+    /// instructions (the join's split-bit sampling).
+    gfni: bool,
+}
+
+impl Tier {
+    /// The portable loops, which every CPU runs.
+    pub const PORTABLE: Tier = Tier {
+        kind: TierKind::Portable,
+        gfni: false,
+    };
+
+    /// The tier `kind` names if this CPU has every feature its kernels are compiled with.
+    pub fn detect(kind: TierKind) -> Option<Tier> {
+        let has = match kind {
+            TierKind::Avx512 => has_avx512(),
+            TierKind::Avx2 => has_avx2(),
+            TierKind::Portable => true,
+        };
+        has.then(|| Tier {
+            kind,
+            gfni: kind == TierKind::Avx512 && has_avx512_gfni(),
+        })
+    }
+
+    /// The best tier this CPU has.
+    pub fn best() -> Tier {
+        Tier::detect(TierKind::Avx512)
+            .or_else(|| Tier::detect(TierKind::Avx2))
+            .unwrap_or(Tier::PORTABLE)
+    }
+
+    /// Which instruction set it is.
+    pub fn kind(self) -> TierKind {
+        self.kind
+    }
+
+    /// The instruction set's usual name.
+    pub fn name(self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// Whether the join samples split bits with the AVX-512 byte, VBMI, BITALG and GFNI
+    /// instructions: only in the AVX-512 tier, on a CPU that has them.
+    pub(crate) fn gfni(self) -> bool {
+        self.gfni
     }
 }
 
@@ -67,45 +147,56 @@ pub(crate) fn tier() -> Tier {
         forced_tier(forced.as_deref())
             .ok()
             .flatten()
-            .unwrap_or_else(best)
+            .unwrap_or_else(Tier::best)
     })
 }
 
+/// Why a value of [`TIER_VARIABLE`] forces no tier.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TierError {
+    /// The value names no tier.
+    #[error("{var}={value}: expected avx512, avx2 or portable", var = TIER_VARIABLE)]
+    Unknown {
+        /// The value, trimmed.
+        value: String,
+    },
+    /// The value names a tier this CPU lacks.
+    #[error(
+        "{var}={value}: this CPU lacks the {kind} instructions (best here: {best})",
+        var = TIER_VARIABLE
+    )]
+    Lacking {
+        /// The value, trimmed.
+        value: String,
+        /// The tier it names.
+        kind: TierKind,
+        /// The best tier this CPU has.
+        best: TierKind,
+    },
+}
+
 /// The tier a value of [`TIER_VARIABLE`] forces: `None` for no value (or an empty one), an
-/// error naming the variable for an unknown name or a tier this CPU lacks.
-pub fn forced_tier(value: Option<&str>) -> Result<Option<Tier>, String> {
+/// error for an unknown name or a tier this CPU lacks.
+pub fn forced_tier(value: Option<&str>) -> Result<Option<Tier>, TierError> {
     let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
-    let tier = match value.to_ascii_lowercase().as_str() {
-        "avx512" | "avx-512" => Tier::Avx512,
-        "avx2" => Tier::Avx2,
-        "portable" => Tier::Portable,
+    let kind = match value.to_ascii_lowercase().as_str() {
+        "avx512" | "avx-512" => TierKind::Avx512,
+        "avx2" => TierKind::Avx2,
+        "portable" => TierKind::Portable,
         _ => {
-            return Err(format!(
-                "{TIER_VARIABLE}={value}: expected avx512, avx2 or portable"
-            ));
+            return Err(TierError::Unknown {
+                value: value.to_string(),
+            });
         }
     };
-    if !tier.available() {
-        return Err(format!(
-            "{TIER_VARIABLE}={value}: this CPU lacks the {} instructions (best here: {})",
-            tier.name(),
-            best().name()
-        ));
-    }
+    let tier = Tier::detect(kind).ok_or_else(|| TierError::Lacking {
+        value: value.to_string(),
+        kind,
+        best: Tier::best().kind,
+    })?;
     Ok(Some(tier))
-}
-
-/// The best tier this CPU has.
-fn best() -> Tier {
-    if has_avx512() {
-        Tier::Avx512
-    } else if has_avx2() {
-        Tier::Avx2
-    } else {
-        Tier::Portable
-    }
 }
 
 /// The name of the tier the solver runs in ("AVX-512", "AVX2" or "portable").
@@ -116,10 +207,36 @@ pub fn tier_name() -> &'static str {
 /// The SIMD registers Count's lanes run in on this CPU ("AVX-512" or "AVX2"); `None` when
 /// it has neither and every board is searched alone.
 pub fn simd_registers() -> Option<&'static str> {
-    match tier() {
-        Tier::Portable => None,
-        simd => Some(simd.name()),
+    let simd = tier();
+    (simd.kind != TierKind::Portable).then(|| simd.name())
+}
+
+/// The tiers a test that covers every tier runs in, worst first: each this CPU has, up to
+/// the one the solver runs in (so `QUEENS_SIMD=avx2` leaves AVX-512 out). Says on stderr
+/// (shown with `--nocapture` or `--show-output`) which tiers `test` runs and which it skips,
+/// and why.
+#[cfg(test)]
+pub(crate) fn tiers_to_test(test: &str) -> Vec<Tier> {
+    let top = tier().kind;
+    let (mut run, mut skipped) = (Vec::new(), Vec::new());
+    for kind in TierKind::ALL {
+        match Tier::detect(kind) {
+            Some(tier) if kind <= top => run.push(tier),
+            Some(_) => skipped.push(format!("{kind} ({TIER_VARIABLE} forces {top})")),
+            None => skipped.push(format!("{kind} (this CPU lacks it)")),
+        }
     }
+    let names: Vec<&str> = run.iter().map(|tier| tier.name()).collect();
+    let skipped = if skipped.is_empty() {
+        "none".to_string()
+    } else {
+        skipped.join(", ")
+    };
+    eprintln!(
+        "{test}: tiers run: {}; skipped: {skipped}",
+        names.join(", ")
+    );
+    run
 }
 
 /// Whether this CPU has every one of the named x86 features (never, on other architectures).
@@ -137,8 +254,8 @@ macro_rules! has_x86_features {
 }
 
 /// Whether this CPU has the AVX-512 byte, VBMI, BITALG and GFNI instructions the join's
-/// split-bit sampling uses (on top of any tier).
-pub(crate) fn has_avx512_gfni() -> bool {
+/// split-bit sampling uses in the AVX-512 tier.
+fn has_avx512_gfni() -> bool {
     has_x86_features!("avx512f", "avx512bw", "avx512vbmi", "avx512bitalg", "gfni")
 }
 
@@ -150,4 +267,47 @@ fn has_avx512() -> bool {
 /// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.
 fn has_avx2() -> bool {
     has_x86_features!("avx2", "bmi1", "bmi2", "lzcnt", "popcnt")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TIER_VARIABLE, Tier, TierError, TierKind, forced_tier, tier};
+
+    /// A run with [`TIER_VARIABLE`] set runs in the tier it names (CI runs the solver's
+    /// tests once per tier this CPU has, and a value that fell back silently would test
+    /// the best tier twice).
+    #[test]
+    fn the_forced_tier_is_the_one_the_solver_runs_in() {
+        let forced = std::env::var(TIER_VARIABLE).ok();
+        let expected = forced_tier(forced.as_deref()).unwrap_or_else(|error| panic!("{error}"));
+        eprintln!(
+            "{TIER_VARIABLE}={forced:?}: the solver runs in {}",
+            tier().name()
+        );
+        assert_eq!(tier(), expected.unwrap_or_else(Tier::best));
+    }
+
+    #[test]
+    fn only_detection_makes_a_tier_and_only_avx512_samples_with_gfni() {
+        for kind in TierKind::ALL {
+            match Tier::detect(kind) {
+                Some(tier) => {
+                    assert_eq!(tier.kind(), kind);
+                    assert!(!tier.gfni() || kind == TierKind::Avx512, "{kind}");
+                    assert_eq!(forced_tier(Some(kind.flag())), Ok(Some(tier)));
+                }
+                None => assert!(matches!(
+                    forced_tier(Some(kind.flag())),
+                    Err(TierError::Lacking { kind: k, .. }) if k == kind
+                )),
+            }
+        }
+        assert_eq!(Tier::detect(TierKind::Portable), Some(Tier::PORTABLE));
+        assert_eq!(forced_tier(Some(" ")), Ok(None));
+        let error = forced_tier(Some("sse")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "QUEENS_SIMD=sse: expected avx512, avx2 or portable"
+        );
+    }
 }

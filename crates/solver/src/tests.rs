@@ -427,17 +427,14 @@ fn every_refusal_gives_its_proto_field_path() {
     }
 }
 
-/// Every path `enumerate_under_by` can take on this CPU: the scalar engine, the portable
-/// lane rounds, and the lanes in each register set the CPU has.
-fn paths() -> Vec<search::Path> {
-    use simd::Tier;
-    let mut paths = vec![search::Path::Scalar, search::Path::Lanes(Tier::Portable)];
-    for simd in [Tier::Avx2, Tier::Avx512] {
-        if simd.available() {
-            paths.push(search::Path::Lanes(simd));
-        }
-    }
-    paths
+/// Every path `enumerate_under_by` can take on this CPU: the scalar engine and the lanes
+/// in each tier [`simd::tiers_to_test`] gives `test` (the portable rounds, and each
+/// register set the CPU has).
+fn paths(test: &str) -> Vec<search::Path> {
+    let lanes = simd::tiers_to_test(test)
+        .into_iter()
+        .map(search::Path::Lanes);
+    std::iter::once(search::Path::Scalar).chain(lanes).collect()
 }
 
 /// The boards of every task of prefix length `depth`, in task order, by `path`.
@@ -453,12 +450,13 @@ fn by_tasks(p: &Problem, depth: usize, after: Option<&[u8]>, path: search::Path)
 
 #[test]
 fn lanes_match_the_scalar_search_on_every_tier() {
+    let paths = paths("lanes_match_the_scalar_search_on_every_tier");
     for n in 1..=11u32 {
         let p = problem(n, &[], false, Shard::WHOLE);
         let scalar = boards(&p, None, None);
         assert_eq!(scalar.len() as u64, A000170[n as usize - 1], "n = {n}");
         for depth in 0..=(n as usize).min(4) {
-            for path in paths() {
+            for &path in &paths {
                 let got = by_tasks(&p, depth, None, path);
                 assert!(got == scalar, "n = {n}, depth {depth}, {path:?}");
             }
@@ -468,9 +466,10 @@ fn lanes_match_the_scalar_search_on_every_tier() {
 
 #[test]
 fn lanes_count_oeis_at_13_and_14_in_order() {
+    let paths = paths("lanes_count_oeis_at_13_and_14_in_order");
     for n in [13u32, 14] {
         let p = problem(n, &[], false, Shard::WHOLE);
-        for path in paths().into_iter().skip(1) {
+        for &path in &paths[1..] {
             let got = by_tasks(&p, 3, None, path);
             assert_eq!(
                 got.len() as u64,
@@ -543,7 +542,7 @@ fn lanes_resume_from_a_stopped_board_or_poll() {
     let n = 12u32;
     let p = problem(n, &[], false, Shard::WHOLE);
     let whole = boards(&p, None, None);
-    for path in paths() {
+    for path in paths("lanes_resume_from_a_stopped_board_or_poll") {
         let never = usize::MAX;
         for (left, polls) in [(1, never), (777, never), (9_000, never), (never, 1)] {
             let mut sink = Stopper::new(left, polls);
@@ -564,6 +563,10 @@ fn lanes_resume_from_a_stopped_board_or_poll() {
     }
 }
 
+/// [`paths`] for the property test below, its tiers said once rather than per case.
+static RESUME_PATHS: std::sync::LazyLock<Vec<search::Path>> =
+    std::sync::LazyLock::new(|| paths("lanes_resume_anywhere_like_the_scalar_search"));
+
 proptest! {
     #[test]
     fn lanes_resume_anywhere_like_the_scalar_search(
@@ -578,7 +581,7 @@ proptest! {
         }
         let p = problem(n, &[], false, Shard::WHOLE);
         let want = boards(&p, Some(&after), None);
-        for path in paths() {
+        for &path in RESUME_PATHS.iter() {
             prop_assert_eq!(&by_tasks(&p, depth.min(n as usize), Some(&after), path), &want);
         }
     }
@@ -598,7 +601,7 @@ fn lanes_polled_while_walking_for_roots_resume_without_loss_or_repeat() {
                 let flow = lockstep::enumerate_roots_budget(
                     n as usize,
                     depth,
-                    simd::Tier::Portable,
+                    simd::Tier::PORTABLE,
                     budget,
                     &mut sink,
                 );

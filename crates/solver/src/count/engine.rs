@@ -10,7 +10,7 @@ use super::options::{Classes, CountOptions, Progress};
 use super::subproblem::{Partial, Subproblem};
 use crate::counts::{CountError, Counts};
 use crate::pool::{Pool, SLICE};
-use crate::simd::{Tier, tier};
+use crate::simd::{Tier, TierKind, tier};
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,7 +40,7 @@ pub(super) fn start<T: Subproblem>(
     let counting = Arc::new(Counting {
         n,
         lanes: match tier() {
-            Tier::Portable => None,
+            simd if simd.kind() == TierKind::Portable => None,
             simd => options.lanes.then_some(simd),
         },
         items,

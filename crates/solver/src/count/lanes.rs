@@ -22,7 +22,7 @@
 use crate::counts::CountError;
 use crate::geometry::{Square, attack, peaceful};
 use crate::lane::LANES;
-use crate::simd::Tier;
+use crate::simd::{Tier, TierKind};
 
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
@@ -352,25 +352,21 @@ impl LaneSet {
 
     /// Counts the completions of the boards `feed` gives, reporting each to `feed` as it
     /// finishes (in no particular order), until there are no more (`Done`) or `pause` says
-    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in tier `simd` when
-    /// the CPU has it (the portable rounds otherwise, and for `Portable`).
+    /// stop (`Paused`; it is asked every few tens of µs). The rounds run in tier `simd`
+    /// (the portable rounds for `Portable`).
     pub(super) fn run(
         &mut self,
         simd: Tier,
         feed: &mut impl Feed,
         pause: &impl Fn() -> bool,
     ) -> Result<Outcome, CountError> {
-        match simd {
+        match simd.kind() {
             #[cfg(target_arch = "x86_64")]
-            Tier::Avx512 if Tier::Avx512.available() => {
-                // SAFETY: `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
-                unsafe { count_avx512(self, feed, pause) }
-            }
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx512 => unsafe { count_avx512(self, feed, pause) },
             #[cfg(target_arch = "x86_64")]
-            Tier::Avx512 | Tier::Avx2 if Tier::Avx2.available() => {
-                // SAFETY: `Tier::Avx2.available()` confirmed the features (see `simd.rs`).
-                unsafe { count_avx2(self, feed, pause) }
-            }
+            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx2 => unsafe { count_avx2(self, feed, pause) },
             _ => count_lanes::<false>(self, feed, pause),
         }
     }
@@ -425,7 +421,7 @@ fn count_lanes<const AVX512: bool>(
         if AVX512 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `AVX512` copies are inlined only into `count_avx512`, which runs only
-            // once `Tier::Avx512.available()` confirmed the features (see `simd.rs`).
+            // for an AVX-512 `Tier`, which proves the CPU has the features (see `simd.rs`).
             unsafe {
                 avx512::burst(lanes, full)
             };

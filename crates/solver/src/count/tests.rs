@@ -14,7 +14,7 @@ use crate::naive;
 use crate::oeis::{A000170, A002562};
 use crate::pool::{Pool, wait};
 use crate::search::count as plain_count;
-use crate::simd::{Tier, tier};
+use crate::simd::{Tier, tier, tiers_to_test};
 use crate::{CountError, Counts, PartsError, Problem, Shard, Square};
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -638,7 +638,7 @@ impl lanes::Feed for ListFeed {
 
 /// Counts `boards` (queen sets) in lanes in each of `tiers`, and checks each against the
 /// scalar search of its board (run once).
-fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], tiers: &[fn() -> Tier]) {
+fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], tiers: &[Tier]) {
     let want: Vec<u64> = boards
         .iter()
         .map(|queens| {
@@ -647,7 +647,7 @@ fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], tiers: &[fn() -> Ti
                 .unwrap()
         })
         .collect();
-    for simd in tiers.iter().map(|tier| tier()) {
+    for &simd in tiers {
         let mut feed = ListFeed {
             starts: Vec::new(),
             next: 0,
@@ -667,25 +667,22 @@ fn assert_lanes_match_boards(n: u32, boards: &[Vec<Square>], tiers: &[fn() -> Ti
             got[owner[i]] += found.expect("every board reported");
         }
         for ((queens, got), want) in boards.iter().zip(got).zip(&want) {
-            assert_eq!(got, *want, "n = {n}, {simd:?}: board {queens:?}");
+            assert_eq!(got, *want, "n = {n}, {}: board {queens:?}", simd.name());
         }
     }
 }
-
-/// Every tier the lanes run in: the CPU's best, AVX2 (where the CPU has it) and the
-/// portable rounds.
-const TIERS: [fn() -> Tier; 3] = [tier, || Tier::Avx2, || Tier::Portable];
 
 /// The lanes count every constellation of n = 6..12 like the scalar search of its board,
 /// in every tier, with lanes refilled as boards finish.
 #[test]
 fn lanes_match_the_board_search() {
+    let tiers = tiers_to_test("lanes_match_the_board_search");
     for n in 6..=12 {
         let boards: Vec<Vec<Square>> = constellation::representatives(n)
             .into_iter()
             .map(|c| c.queens)
             .collect();
-        assert_lanes_match_boards(n, &boards, &TIERS);
+        assert_lanes_match_boards(n, &boards, &tiers);
     }
 }
 
@@ -739,7 +736,8 @@ fn lanes_split_boards_with_many_free_rows() {
     let split = lanes::Split::new(15, &boards[0]).expect("the board fits");
     assert_eq!(split.rows_filled(), 1, "a board with 14 free rows is split");
     assert!(split.count() > 1);
-    assert_lanes_match_boards(15, &boards, &TIERS);
+    let tiers = tiers_to_test("lanes_split_boards_with_many_free_rows");
+    assert_lanes_match_boards(15, &boards, &tiers);
     // 15 free rows: two rows split; 16 free rows: three. Three queens in the middle rows
     // (a knight's move apart) keep these boards' searches short.
     let middle = |n: u32| -> Vec<Square> {
@@ -749,7 +747,7 @@ fn lanes_split_boards_with_many_free_rows() {
     for (n, rows) in [(18, 2), (19, 3)] {
         let split = lanes::Split::new(n, &middle(n)).expect("the board fits");
         assert_eq!(split.rows_filled(), rows, "n = {n}");
-        assert_lanes_match_boards(n, &[middle(n)], &[tier]);
+        assert_lanes_match_boards(n, &[middle(n)], &[tier()]);
     }
     // Queens that attack each other are not split (the scalar search counts 0 for them).
     assert!(lanes::Split::new(8, &[square(0, 0), square(2, 2)]).is_none());

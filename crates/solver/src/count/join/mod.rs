@@ -26,14 +26,22 @@
 //! within an allowance (`work.rs`); what they take per size is `count/need.rs`'s.
 //!
 //! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
-//! The keys and tables live in `tables.rs`, the pair counting and its SIMD kernels in
-//! `sieve.rs`, the layout of a half's word in `word.rs`, the tables' huge-page arrays and the
-//! engines' allowance in `memory.rs`, the sharing of the tables in `shared.rs`, an engine's
-//! lists in `work.rs`, the turn-fixed search in `fixed.rs`. Not here: Count's engines, progress and cancellation (`count/engine.rs`;
-//! `count/mod.rs` picks a shard's parts and keeps fixed queens on the border
-//! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
+//! The keys and the ranks of column sets live in `keys.rs`, the tables' build in
+//! `tables.rs`, a key's halves (made from the tables, sorted, handed to the sieve) in
+//! `halves.rs`, the SIMD kernels that make the tables' last row and the halves in
+//! `kernels.rs`, the pair counting and its SIMD kernels in `sieve.rs`, the layout of a half's
+//! word in `word.rs`, the tables' huge-page arrays and the engines' allowance in
+//! `memory.rs`, the sharing of the tables in `shared.rs`, an engine's lists in `work.rs`,
+//! the turn-fixed search in `fixed.rs`. Every SIMD kernel runs in the tier a [`Tier`] token
+//! names, which only detection makes (`simd.rs`). Not here: Count's engines, progress and
+//! cancellation (`count/engine.rs`; `count/mod.rs` picks a shard's parts and keeps fixed
+//! queens on the border constellations), the backtracking searches (`count/board.rs`,
+//! `count/lanes.rs`).
 
 mod fixed;
+mod halves;
+mod kernels;
+mod keys;
 mod memory;
 mod shared;
 mod sieve;
@@ -47,8 +55,9 @@ mod tests;
 pub use self::shared::Hold;
 
 use self::fixed::{ticks, turn_fixed_from};
+use self::keys::Key;
 use self::shared::{Tables, with_tables};
-use self::tables::{Join, Key, build_steps};
+use self::tables::{Join, build_steps};
 use self::work::Works;
 use super::board::Tally;
 use super::options::{CountOptions, Progress};

@@ -1,14 +1,14 @@
 //! The join's pair counting: a key's two lists of half words, split recursively on the bit
 //! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair and
 //! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
-//! partitions and pair tests, GFNI bit sampling, AVX2 partitions and pair tests). The words come from
-//! `tables.rs`, their layout from `word.rs`.
+//! partitions and pair tests, and GFNI bit sampling where the AVX-512 tier has it; AVX2
+//! partitions and pair tests). The words come from `halves.rs`, their layout from `word.rs`.
 
 use super::memory::Allowance;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use crate::counts::CountError;
 use crate::pool::give_way;
-use crate::simd::{Tier, has_avx512_gfni};
+use crate::simd::{Tier, TierKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when
@@ -30,29 +30,31 @@ const REGISTER: usize = 8;
 pub(super) const SAMPLE: usize = 32;
 
 /// The bit to split two blocks on: the one that most pairs of a spread sample of each
-/// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal.
-fn densest(xs: &[u64], ys: &[u64], fast: bool) -> Option<u64> {
-    let (a, b) = (density(xs, fast), density(ys, fast));
+/// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal; sampled
+/// in `tier`.
+fn densest(xs: &[u64], ys: &[u64], tier: Tier) -> Option<u64> {
+    let (a, b) = (density(xs, tier), density(ys, tier));
     let product = |bit: usize| u32::from(a[bit]) * u32::from(b[bit]);
     let best = (0..BALANCE_SHIFT as usize).max_by_key(|&bit| product(bit))?;
     (product(best) > 0).then_some(1u64 << best)
 }
 
 /// Per bit below the balances, how many words of a spread sample of `words` (at most
-/// [`SAMPLE`]) have it; `fast`: with GFNI and AVX-512 byte instructions.
-pub(super) fn density(words: &[u64], fast: bool) -> [u8; 64] {
+/// [`SAMPLE`]) have it; with GFNI and AVX-512 byte instructions where `tier` has them
+/// ([`Tier::gfni`]: the AVX-512 tier only), else in plain Rust.
+pub(super) fn density(words: &[u64], tier: Tier) -> [u8; 64] {
     let step = (words.len() / SAMPLE).max(1);
     let mut sample = [0u64; SAMPLE];
     for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)) {
         *slot = word & ((1u64 << BALANCE_SHIFT) - 1);
     }
     #[cfg(target_arch = "x86_64")]
-    if fast {
-        // SAFETY: `fast` is only set once `has_avx512_gfni` confirmed these features
-        // (`Sieve::new`, see `simd.rs`).
+    if tier.gfni() {
+        // SAFETY: a `Tier` whose `gfni` is set proves the CPU has these features (see
+        // `simd.rs`).
         return unsafe { density_gfni(&sample) };
     }
-    let _ = fast;
+    let _ = tier;
     // Byte k of `sums[j]` counts the words with bit 8j + k (at most SAMPLE, no carries).
     let mut sums = [0u64; 8];
     for word in sample {
@@ -118,10 +120,8 @@ fn density_gfni(sample: &[u64; SAMPLE]) -> [u8; 64] {
 pub(super) struct Sieve {
     /// The middle queen's balance (0 on even boards).
     middle: i32,
+    /// The tier of its sampling, partitions and pair tests.
     tier: Tier,
-    /// Whether the split bits are chosen with GFNI and AVX-512 byte instructions (whenever
-    /// the CPU has them, whatever the tier of the pair tests).
-    fast: bool,
     /// Per depth, room for a split's three blocks: the longer block's words with its bit and
     /// those without, the shorter block's words without it (kept from key to key, grown
     /// within an engine's [`Allowance`]).
@@ -134,7 +134,6 @@ impl Sieve {
         Sieve {
             middle,
             tier,
-            fast: has_avx512_gfni(),
             levels: Vec::new(),
         }
     }
@@ -188,7 +187,7 @@ impl Sieve {
         if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
         }
-        let Some(bit) = densest(xs, ys, self.fast) else {
+        let Some(bit) = densest(xs, ys, self.tier) else {
             return self.weighted(xs, ys);
         };
         if self.levels.len() <= depth {
@@ -288,14 +287,13 @@ impl Sieve {
 
 /// How many words of `words` have `bit`.
 fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
-    match tier {
+    match tier.kind() {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
-        // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { having_avx512(words, bit) },
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx512 => unsafe { having_avx512(words, bit) },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { having_avx2(words, bit) },
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx2 => unsafe { having_avx2(words, bit) },
         _ => having_portable(words, bit),
     }
 }
@@ -335,14 +333,13 @@ fn partition(
         with.clear();
     }
     debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
-    match tier {
+    match tier.kind() {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
-        // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { partition_avx512(words, bit, with, without) },
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx512 => unsafe { partition_avx512(words, bit, with, without) },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { partition_avx2(words, bit, with, without) },
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx2 => unsafe { partition_avx2(words, bit, with, without) },
         _ => {
             without.extend(words.iter().filter(|&&w| w & bit == 0));
             if let Some(with) = with {
@@ -397,14 +394,13 @@ fn partition_avx512(
 
 /// Disjoint pairs of two small blocks, compared one by one.
 pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
-    match tier {
+    match tier.kind() {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
-        // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { leaf_avx512(xs, ys) },
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx512 => unsafe { leaf_avx512(xs, ys) },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { leaf_avx2(xs, ys) },
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx2 => unsafe { leaf_avx2(xs, ys) },
         _ => leaf_portable(xs, ys),
     }
 }

@@ -1,33 +1,18 @@
-//! The join's tables and keys: the placements of each half's two bands of rows by the
-//! columns they take ([`Join`]), built a row at a time, the keys (one per orbit of the two
-//! mirrors, [`Key`]), and the building of a key's half words from them (with its AVX-512 and
-//! AVX2 kernels). The pair counting lives in `sieve.rs`, the word layout in `word.rs`, the
-//! tables' memory in `memory.rs`.
+//! The join's tables: the placements of each half's two bands of rows (the head and the
+//! tail) by the columns they take ([`Join`], [`Bands`]), built a row at a time, and the
+//! layout of a tail's word ([`Tail`]). The keys and the ranks of column sets live in
+//! `keys.rs`, the building of a key's halves from these tables in `halves.rs`, the SIMD
+//! kernels in `kernels.rs`, the pair counting in `sieve.rs`, the word layout in `word.rs`,
+//! the tables' memory in `memory.rs`.
 
-use super::memory::{Allowance, Words, peak_from_here};
-#[cfg(target_arch = "x86_64")]
-use super::sieve::compress_avx2;
+use super::kernels::Last;
+use super::keys::{BINOMIAL, rank, subsets};
+use super::memory::{Words, peak_from_here};
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
-use super::work::Work;
 use crate::counts::CountError;
 use crate::pool::give_way;
-use crate::problem::Shard;
 use crate::simd::{Tier, tier};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// One key: the top half's columns, the middle queen's column on odd boards, and how many
-/// keys the mirrors map onto this one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Key {
-    /// Columns of the top half's queens.
-    pub(super) top: u32,
-    /// Columns of the bottom half's queens.
-    bottom: u32,
-    /// The middle row's queen (odd n).
-    pub(super) middle: Option<u32>,
-    /// Keys this one stands for (1, 2 or 4).
-    pub(super) weight: u64,
-}
 
 /// The placements of one band of rows for every set of as many columns, `W` words each, in
 /// one flat list cut by set: the set of colex rank r (among the sets of `k` of the board's
@@ -36,7 +21,7 @@ pub(super) struct Key {
 /// (what a tail must not meet, and the head's share of the half's word), the tails one
 /// ([`Tail`]).
 #[derive(Debug, Default)]
-struct Bands<const W: usize> {
+pub(super) struct Bands<const W: usize> {
     /// Columns per set: the band's rows.
     k: u32,
     starts: Vec<u32>,
@@ -46,7 +31,7 @@ struct Bands<const W: usize> {
 impl<const W: usize> Bands<W> {
     /// The words of the placements on exactly the columns `set` (of `k` columns).
     #[inline]
-    fn get(&self, set: u32) -> &[u64] {
+    pub(super) fn get(&self, set: u32) -> &[u64] {
         let rank = rank(set, self.k);
         let (start, end) = (self.starts[rank] as usize, self.starts[rank + 1] as usize);
         &self.words[W * start..W * end]
@@ -63,31 +48,31 @@ impl<const W: usize> Bands<W> {
 /// themselves moved by the band's height. Half the bytes of a test word and a share word,
 /// which matters because the tails' table is read afresh for every key.
 #[derive(Clone, Copy, Debug)]
-struct Tail {
+pub(super) struct Tail {
     /// Bit of the up-left traces' column 0 (`t`, or `t - 1` on even boards).
-    left: u32,
+    pub(super) left: u32,
     /// Bit of the up-right traces' column 0 (`n + t`).
-    right: u32,
+    pub(super) right: u32,
     /// The shift that brings the up-right traces to the half word's right-going field and the
     /// balance to its balance field (`2t`).
-    shift: u32,
+    pub(super) shift: u32,
     /// The half word's left-going field, as the up-left traces stand.
-    low: u64,
+    pub(super) low: u64,
     /// The half word's right-going field, after the shift.
-    high: u64,
+    pub(super) high: u64,
 }
 
 /// Offset of a tail's balance in its word's four bits (a tail has at most 6 queens).
 const TAIL_BIAS: i32 = 8;
 
 /// The balance field's bits a tail's word brings, after [`Tail`]'s shift.
-const TAIL_BALANCE: u64 = 0xf << BALANCE_SHIFT;
+pub(super) const TAIL_BALANCE: u64 = 0xf << BALANCE_SHIFT;
 
 impl Tail {
     /// The half word of a head's share `head` (its balance field biased for the tail's, see
     /// [`Join::new`]) and a tail's word: the diagonal fields ORed, the balances added.
     #[inline(always)]
-    fn half(self, head: u64, word: u64) -> u64 {
+    pub(super) fn half(self, head: u64, word: u64) -> u64 {
         let shifted = word >> self.shift;
         (head + (shifted & TAIL_BALANCE)) | (word & self.low) | (shifted & self.high)
     }
@@ -101,7 +86,7 @@ impl Tail {
     }
 
     /// The middle queen's bits in a tail's word: a half whose tail has one attacks her.
-    fn spare(self, n: u32, middle: Option<u32>) -> u64 {
+    pub(super) fn spare(self, n: u32, middle: Option<u32>) -> u64 {
         middle.map_or(0, |q| (1u64 << q) | (1u64 << (n + q + self.shift)))
     }
 }
@@ -111,82 +96,6 @@ impl Tail {
 /// placed.
 pub(super) fn build_steps(n: u32) -> u64 {
     u64::from(n) * u64::from(n / 2)
-}
-
-/// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
-static BINOMIAL: [[u32; 13]; 32] = {
-    let mut table = [[0u32; 13]; 32];
-    let mut p = 0;
-    while p < 32 {
-        table[p][0] = 1;
-        let mut j = 1;
-        while j < 13 && j <= p {
-            table[p][j] = table[p - 1][j - 1] + if j < p { table[p - 1][j] } else { 0 };
-            j += 1;
-        }
-        p += 1;
-    }
-    table
-};
-
-/// `RANK_BYTES[c][j][b]`: what the bits of byte `b` add to a colex rank when it is byte `c`
-/// of a set and `j` of the set's bits lie below it (the sum of `BINOMIAL[column][index]`
-/// over its bits); 0 where an index would pass 12, which no band's set reaches.
-static RANK_BYTES: [[[u32; 256]; 13]; 3] = {
-    let mut table = [[[0u32; 256]; 13]; 3];
-    let mut c = 0;
-    while c < 3 {
-        let mut j = 0;
-        while j < 13 {
-            let mut b = 0;
-            while b < 256 {
-                let (mut sum, mut index, mut bit) = (0, j + 1, 0);
-                while bit < 8 {
-                    if b & (1 << bit) != 0 {
-                        if index <= 12 {
-                            sum += BINOMIAL[8 * c + bit][index];
-                        }
-                        index += 1;
-                    }
-                    bit += 1;
-                }
-                table[c][j][b] = sum;
-                b += 1;
-            }
-            j += 1;
-        }
-        c += 1;
-    }
-    table
-};
-
-/// The colex rank of `set` (columns below 24) among the sets of `k` columns: its place in
-/// increasing order of the masks, the order [`subsets`] lists them in. Three lookups, one
-/// per byte (building the tables ranks every placement twice).
-#[inline]
-fn rank(set: u32, k: u32) -> usize {
-    debug_assert_eq!(set.count_ones(), k);
-    debug_assert!(set < 1 << 24 && k <= 12);
-    let (b0, b1, b2) = (set & 0xff, (set >> 8) & 0xff, set >> 16);
-    let (j1, j2) = (b0.count_ones(), (set & 0xffff).count_ones());
-    (RANK_BYTES[0][0][b0 as usize]
-        + RANK_BYTES[1][j1 as usize][b1 as usize]
-        + RANK_BYTES[2][j2 as usize][(b2 & 0xff) as usize]) as usize
-}
-
-/// The set of `k` columns whose colex rank ([`rank`]) is `rank`: column by column from the
-/// highest, the highest whose sets of that many columns below it do not pass the rank.
-fn unrank(mut rank: usize, k: u32) -> u32 {
-    let mut set = 0;
-    for j in (1..=k as usize).rev() {
-        let mut column = j - 1;
-        while BINOMIAL[column + 1][j] as usize <= rank {
-            column += 1;
-        }
-        set |= 1 << column;
-        rank -= BINOMIAL[column][j] as usize;
-    }
-    set
 }
 
 /// A placement of a band's first rows, as a [`Level`] keeps it (its columns are its set's).
@@ -279,107 +188,25 @@ impl<'a> Ticks<'a> {
     }
 }
 
-/// The tail's last queen on one column, for [`Join::tails`]: her column's bit, her traces in
-/// a tail's word, and her balance where the word keeps it.
-#[derive(Clone, Copy)]
-struct Last {
-    bit: u64,
-    up: u64,
-    balance: u64,
-}
-
-impl Last {
-    /// Writes to `free` the tail words of the placements before (their words so far and the
-    /// columns they attack on her row) that leave her column free, with her added, and
-    /// returns how many; `free` has room for them and eight slots more.
-    fn place(
-        self,
-        free: &mut [std::mem::MaybeUninit<u64>],
-        words: &[u64],
-        attacks: &[u64],
-        tier: Tier,
-    ) -> usize {
-        match tier {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a join's tier comes from `tier()`, so the CPU has the AVX-512 tier's
-            // features (see `simd.rs`).
-            Tier::Avx512 => unsafe { self.place_avx512(free, words, attacks) },
-            _ => self.place_portable(free, words, attacks),
-        }
-    }
-
-    /// [`Last::place`] in plain Rust: every slot is written, and only fitting ones advance.
-    fn place_portable(
-        self,
-        free: &mut [std::mem::MaybeUninit<u64>],
-        words: &[u64],
-        attacks: &[u64],
-    ) -> usize {
-        let mut added = 0;
-        for (&word, &attack) in words.iter().zip(attacks) {
-            free[added].write((word | self.up).wrapping_add(self.balance));
-            added += usize::from(attack & self.bit == 0);
-        }
-        added
-    }
-
-    /// [`Last::place`] eight placements at a time, the fitting ones compressed in a register
-    /// and stored whole.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,popcnt")]
-    fn place_avx512(
-        self,
-        free: &mut [std::mem::MaybeUninit<u64>],
-        words: &[u64],
-        attacks: &[u64],
-    ) -> usize {
-        use std::arch::x86_64::*;
-        let (bit, up, balance) = (
-            _mm512_set1_epi64(self.bit as i64),
-            _mm512_set1_epi64(self.up as i64),
-            _mm512_set1_epi64(self.balance as i64),
-        );
-        let len = words.len().min(attacks.len());
-        let mut added = 0;
-        for at in (0..len).step_by(8) {
-            let live = (0xffu32 >> (8 - (len - at).min(8))) as u8;
-            // SAFETY: the masked loads read the words left from `at`, eight at most, of both
-            // lists; the store writes eight slots from `added`, at most the placements kept
-            // so far, within `free`'s room for all of them and eight more.
-            unsafe {
-                let word = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
-                let attack = _mm512_maskz_loadu_epi64(live, attacks.as_ptr().add(at).cast());
-                let fits = _mm512_mask_testn_epi64_mask(live, attack, bit);
-                let made = _mm512_add_epi64(_mm512_or_si512(word, up), balance);
-                _mm512_storeu_si512(
-                    free.as_mut_ptr().add(added).cast(),
-                    _mm512_maskz_compress_epi64(fits, made),
-                );
-                added += fits.count_ones() as usize;
-            }
-        }
-        added
-    }
-}
-
 /// The tables one board size shares between its keys.
 pub(super) struct Join {
-    n: u32,
+    /// The board's size.
+    pub(super) n: u32,
     /// Rows in each half.
-    m: u32,
+    pub(super) m: u32,
     /// Rows in the half's first band (the head); the rest of its rows are the tail.
-    head: u32,
+    pub(super) head: u32,
     /// All columns.
     full: u32,
     /// Placements of the head's rows, by the columns they take: the traces a tail's
     /// queens must not have ([`Tail`]), and the head's share of the half's word.
-    heads: Bands<2>,
+    pub(super) heads: Bands<2>,
     /// Placements of the tail's rows (alone, as if the head were empty), by columns, one
     /// word each ([`Tail`]); each set's list padded with entries that fit no head to a whole
     /// number of SIMD registers.
-    tails: Bands<1>,
+    pub(super) tails: Bands<1>,
     /// The layout of a tail's word.
-    tail: Tail,
+    pub(super) tail: Tail,
     /// The most bytes of arrays the build held at once (the levels it made the tables from,
     /// and the tables).
     pub(super) peak_bytes: usize,
@@ -396,22 +223,6 @@ fn starts_for(sets: usize) -> Result<Vec<u32>, CountError> {
         })?;
     starts.push(0);
     Ok(starts)
-}
-
-/// The sets of `k` of the `n` low bits (n < 32), in increasing order (Gosper's hack): the
-/// masks of `0..2^n` with `k` bits, without walking the others.
-fn subsets(n: u32, k: u32) -> impl Iterator<Item = u32> {
-    let first = (1u64 << k.min(n)) - 1;
-    let next = |&x: &u64| {
-        let low = x & x.wrapping_neg();
-        let carried = x + low;
-        // `low` is 0 only for the empty set, the one set of no bits.
-        // Dividing by `low` is shifting by its zeros, without a division's latency.
-        (low != 0).then(|| (((carried ^ x) >> 2) >> low.trailing_zeros()) | carried)
-    };
-    std::iter::successors(Some(first), next)
-        .take_while(move |&x| x < 1u64 << n)
-        .map(|x| x as u32)
 }
 
 impl Join {
@@ -668,7 +479,7 @@ impl Join {
     /// +1 for a square strictly between the two long diagonals above or below the centre,
     /// -1 for one left or right of the centre, 0 on a long diagonal. Mirrors keep it; the
     /// transposes negate it.
-    fn balance(&self, row: u32, column: u32) -> i32 {
+    pub(super) fn balance(&self, row: u32, column: u32) -> i32 {
         let (r, c, last) = (row as i32, column as i32, self.n as i32 - 1);
         let (main, anti) = (r - c, r + c - last);
         if main == 0 || anti == 0 {
@@ -712,510 +523,11 @@ impl Join {
         }
         most
     }
-
-    /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
-    /// needed).
-    #[cfg(test)]
-    pub(super) fn keys(n: u32) -> Vec<Key> {
-        Join::shard_keys(n, 0, Shard::WHOLE)
-    }
-
-    /// Those of [`Join::keys`] whose place in their order, counted from `offset`, `shard`
-    /// holds ([`Shard::holds`]), in that order. The keys of a middle queen left of the centre
-    /// are picked by their place alone, without walking the others.
-    #[cfg(test)]
-    pub(super) fn shard_keys(n: u32, offset: usize, shard: Shard) -> Vec<Key> {
-        let mut keys = Vec::new();
-        Join::walk_keys(n, offset, shard, &mut keys);
-        keys
-    }
-
-    /// [`Join::shard_keys`] into `keys`, which has room for them all (so that a count's list
-    /// of keys, tens of MiB at n = 24, is allocated once, where a failure is an error).
-    pub(super) fn shard_keys_into(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) {
-        Join::walk_keys(n, offset, shard, keys);
-    }
-
-    /// How many keys size `n` has (walked once per size in the process, then remembered;
-    /// n = 24: a few milliseconds, nothing allocated).
-    pub(super) fn key_count(n: u32) -> usize {
-        static COUNTS: std::sync::Mutex<[Option<usize>; 33]> = std::sync::Mutex::new([None; 33]);
-        if let Some(count) = crate::sync::lock(&COUNTS)[n as usize] {
-            return count;
-        }
-        // A shard that holds only the first key: the walk's end is the count.
-        let first_only = Shard {
-            index: 0,
-            count: u32::MAX,
-        };
-        let count = Join::walk_keys(n, 0, first_only, &mut Vec::new());
-        crate::sync::lock(&COUNTS)[n as usize] = Some(count);
-        count
-    }
-
-    /// Pushes [`Join::shard_keys`] to `keys`, and says where the keys' places end (`offset`
-    /// plus their number).
-    fn walk_keys(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) -> usize {
-        let (m, full) = (n / 2, (1u32 << n) - 1);
-        let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
-        let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
-            vec![None]
-        } else {
-            (0..n).map(Some).collect()
-        };
-        let mut index = offset;
-        for middle in middles {
-            // The sets of m of the other columns: those of n (or n - 1) bits, the middle
-            // queen's column left out by moving the bits above it up one.
-            let (others, q) = middle.map_or((n, n), |q| (n - 1, q));
-            // A middle queen right of the centre has a mirror image left of it, which
-            // comes first: no key has her there.
-            if middle.is_some_and(|q| n - 1 - q < q) {
-                continue;
-            }
-            let below = (1u32 << q) - 1;
-            let taken = middle.map_or(0, |q| 1 << q);
-            let halves = |set: u32| {
-                let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
-                (top, full & !top & !taken)
-            };
-            // A top half on the highest of the other columns is larger than its bottom half
-            // (its complement among them), which comes first: the sets without that column
-            // are all the keys can be, in the same order.
-            let size = others.saturating_sub(1);
-            if middle.is_some_and(|q| q < n - 1 - q) {
-                // Left of the centre every such set is a key standing for four: its images
-                // have the bottom half on top, or the middle queen right of the centre.
-                let sets = BINOMIAL[size as usize][m as usize] as usize;
-                let parts = shard.parts() as usize;
-                if (shard.index as usize) < parts {
-                    let first = index + (shard.index as usize + parts - index % parts) % parts;
-                    for at in (first..index + sets).step_by(parts) {
-                        let (top, bottom) = halves(unrank(at - index, m));
-                        keys.push(Key {
-                            top,
-                            bottom,
-                            middle,
-                            weight: 4,
-                        });
-                    }
-                }
-                index += sets;
-                continue;
-            }
-            for set in subsets(size, m) {
-                let (top, bottom) = halves(set);
-                let flipped = middle.map(|q| n - 1 - q);
-                let images = [
-                    (middle, top),
-                    (middle, bottom),
-                    (flipped, mirror(top)),
-                    (flipped, mirror(bottom)),
-                ];
-                if images.iter().any(|&image| image < (middle, top)) {
-                    continue;
-                }
-                if shard.holds(index) {
-                    let same = images
-                        .iter()
-                        .filter(|&&image| image == (middle, top))
-                        .count();
-                    keys.push(Key {
-                        top,
-                        bottom,
-                        middle,
-                        weight: (4 / same) as u64,
-                    });
-                }
-                index += 1;
-            }
-        }
-        index
-    }
-
-    /// The fitting pairs of halves of `key`, its lists in `work`; `Cancelled` if `cancel` is
-    /// raised meanwhile, `OutOfMemory` if its two lists and the room to sort them do not fit
-    /// `work`'s allowance (the sieve makes do with whatever is left: see `Sieve::count`).
-    pub(super) fn pairs(
-        &self,
-        key: &Key,
-        tier: Tier,
-        cancel: &AtomicBool,
-        work: &mut Work,
-    ) -> Result<u64, CountError> {
-        let Work {
-            tops,
-            bottoms,
-            scratch,
-            sieve,
-            allowance,
-        } = work;
-        let mut made = self
-            .halves(key.top, key.middle, tier, tops, allowance)
-            .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
-        if made.is_err() {
-            // The room the sieve and the sort kept from other keys goes to this one's lists
-            // first; the sieve makes do with what is left.
-            sieve.release(allowance);
-            allowance.release(scratch);
-            made = self
-                .halves(key.top, key.middle, tier, tops, allowance)
-                .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
-        }
-        made?;
-        if tops.is_empty() || bottoms.is_empty() {
-            return Ok(0);
-        }
-        let n = self.n;
-        let low = (1u64 << n) - 1;
-        let fields = (1u64 << (2 * n)) - 1;
-        for y in bottoms.iter_mut() {
-            let balance = *y >> BALANCE_SHIFT;
-            let diagonals = *y & fields;
-            *y = (diagonals >> n) | ((diagonals & low) << n) | (balance << (BALANCE_SHIFT + 8));
-        }
-        // Both lists in order of balance; the splits keep that order.
-        sort_by_byte(tops, BALANCE_SHIFT, scratch, allowance)?;
-        sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch, allowance)?;
-        sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
-        let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
-        }
-        Ok(pairs)
-    }
-
-    /// Fills `out` with the top halves on exactly `columns` (and at peace with the middle
-    /// queen), as the word the rows below see: attacked diagonals on the next row, one field
-    /// per direction; `out` grows within `allowance` (`OutOfMemory` past it). Gives way to
-    /// other pool jobs between the head's sets ([`give_way`]).
-    fn halves(
-        &self,
-        columns: u32,
-        middle: Option<u32>,
-        tier: Tier,
-        out: &mut Vec<u64>,
-        allowance: &mut Allowance,
-    ) -> Result<(), CountError> {
-        out.clear();
-        // A half attacks the middle queen when its word has her column in either field: a
-        // head's share or a tail's word with her bits.
-        let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
-        let ends = [spare, self.tail.spare(self.n, middle)];
-        // The head's sets: each of the key's columns' sets of `head` of them.
-        let mut places = [0u32; 24];
-        let mut rest = columns;
-        for place in places.iter_mut().take(self.m as usize) {
-            *place = rest & rest.wrapping_neg();
-            rest ^= *place;
-        }
-        let mut firsts = [0u32; 924];
-        let mut count = 0;
-        for picks in subsets(self.m, self.head) {
-            let (mut first, mut picked) = (0, picks);
-            while picked != 0 {
-                first |= places[picked.trailing_zeros() as usize];
-                picked &= picked - 1;
-            }
-            firsts[count] = first;
-            count += 1;
-        }
-        // The bands two pairs ahead are asked for while these are joined: for a key far
-        // from the last one (a shard's keys are), they are in no cache near the core.
-        const AHEAD: usize = 2;
-        for (at, &first) in firsts[..count].iter().enumerate() {
-            // Every few dozen sets (n = 24: a few milliseconds), not every one: the check
-            // costs a percent in this loop.
-            if at % 32 == 31 {
-                give_way();
-            }
-            if let Some(&next) = firsts[..count].get(at + AHEAD) {
-                prefetch(self.heads.get(next));
-                prefetch(self.tails.get(columns & !next));
-            }
-            let heads = self.heads.get(first);
-            if !heads.is_empty() {
-                let tails = self.tails.get(columns & !first);
-                if !tails.is_empty() {
-                    // A register's worth more: the SIMD kernels store whole registers.
-                    allowance.reserve(out, heads.len() / 2 * tails.len() + 8)?;
-                    extend(out, heads, tails, ends, self.tail, tier);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Asks the CPU to bring `words` into its nearest cache (a hint; nothing off x86-64).
-#[inline(always)]
-fn prefetch(words: &[u64]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in words.chunks(8) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: SSE is part of every x86-64 CPU; a prefetch reads nothing and cannot fault.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
-    }
-    let _ = words;
-}
-
-/// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
-/// byte (a counting sort: the balances take a few dozen values, and the lists are long),
-/// `scratch` lent for the pass (grown within `allowance`).
-fn sort_by_byte(
-    words: &mut Vec<u64>,
-    shift: u32,
-    scratch: &mut Vec<u64>,
-    allowance: &mut Allowance,
-) -> Result<(), CountError> {
-    let byte = |word: u64| ((word >> shift) & 0xff) as usize;
-    let mut starts = [0usize; 256];
-    for &word in words.iter() {
-        starts[byte(word)] += 1;
-    }
-    let mut at = 0;
-    for start in starts.iter_mut() {
-        (*start, at) = (at, at + *start);
-    }
-    scratch.clear();
-    allowance.reserve(scratch, words.len())?;
-    // Every slot is written once (the starts cut the list's length into one range per
-    // byte), so nothing is zeroed first.
-    let free = &mut scratch.spare_capacity_mut()[..words.len()];
-    for &word in words.iter() {
-        let slot = &mut starts[byte(word)];
-        free[*slot].write(word);
-        *slot += 1;
-    }
-    // SAFETY: the words' slots are the ranges the starts cut `0..words.len()` into, one
-    // word to a slot, so each of the first `words.len()` slots was written above.
-    unsafe { scratch.set_len(words.len()) };
-    std::mem::swap(words, scratch);
-    Ok(())
-}
-
-/// Appends to `out` the halves made of a head of `heads` (its test word and share side by
-/// side, but those whose share has bits of `spare[0]`, the middle queen's, which no half may
-/// have) and a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's
-/// word); `out` has room for every pair and a register more.
-fn extend(
-    out: &mut Vec<u64>,
-    heads: &[u64],
-    tails: &[u64],
-    spare: [u64; 2],
-    tail: Tail,
-    tier: Tier,
-) {
-    let room = heads.len() / 2 * tails.len() + 8;
-    debug_assert!(out.capacity() - out.len() >= room);
-    let start = out.len();
-    let free = &mut out.spare_capacity_mut()[..room];
-    let added = match tier {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a join's tier comes from `tier()` (tests: from `Tier::available`), so the CPU
-        // has the AVX-512 tier's features (see `simd.rs`).
-        Tier::Avx512 => unsafe { each_head_avx512(free, heads, tails, spare, tail) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as for `Tier::Avx512`: the CPU has the AVX2 tier's features.
-        Tier::Avx2 => unsafe { each_head_avx2(free, heads, tails, spare, tail) },
-        _ => each_head(free, heads, tails, spare, tail, extend_portable),
-    };
-    // SAFETY: the first `added` slots after `start` were written just now.
-    unsafe { out.set_len(start + added) };
-}
-
-/// What a head brings to [`extend`]'s loop over the tails: the bits a fitting tail's word
-/// lacks (the head's traces and the middle queen's), and the head's share.
-type Head = [u64; 2];
-
-/// [`extend`]'s loop over the heads, each head's halves written by `one` (which writes at
-/// most `tails`' length of slots, and returns how many it kept) after those kept before.
-#[inline(always)]
-fn each_head(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &[u64],
-    tails: &[u64],
-    [spare, spare_tail]: [u64; 2],
-    tail: Tail,
-    one: impl Fn(&mut [std::mem::MaybeUninit<u64>], Head, &[u64], Tail) -> usize,
-) -> usize {
-    let mut added = 0;
-    for head in heads.chunks_exact(2) {
-        let (test, share) = (head[0], head[1]);
-        if share & spare == 0 {
-            // At most one head's worth of slots was kept per head before, so the rest of
-            // `free` has room for this one's and a register more.
-            added += one(&mut free[added..], [test | spare_tail, share], tails, tail);
-        }
-    }
-    added
-}
-
-/// [`each_head`] with the AVX-512 kernel, compiled for it (the kernel inlined).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,popcnt")]
-fn each_head_avx512(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &[u64],
-    tails: &[u64],
-    spare: [u64; 2],
-    tail: Tail,
-) -> usize {
-    each_head(
-        free,
-        heads,
-        tails,
-        spare,
-        tail,
-        |free, head, tails, tail| extend_avx512(free, head, tails, tail),
-    )
-}
-
-/// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-fn each_head_avx2(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &[u64],
-    tails: &[u64],
-    spare: [u64; 2],
-    tail: Tail,
-) -> usize {
-    each_head(
-        free,
-        heads,
-        tails,
-        spare,
-        tail,
-        |free, head, tails, tail| extend_avx2(free, head, tails, tail),
-    )
-}
-
-/// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
-fn extend_portable(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
-    let mut added = 0;
-    for &word in tails {
-        free[added].write(tail.half(share, word));
-        added += usize::from(meets & word == 0);
-    }
-    added
-}
-
-/// [`extend`]'s loop eight tails at a time, the fitting ones compressed in a register and
-/// stored whole.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,popcnt")]
-#[inline]
-fn extend_avx512(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
-    use std::arch::x86_64::*;
-    let len = tails.len();
-    let (m, h) = (
-        _mm512_set1_epi64(meets as i64),
-        _mm512_set1_epi64(share as i64),
-    );
-    let (low, high, balance) = (
-        _mm512_set1_epi64(tail.low as i64),
-        _mm512_set1_epi64(tail.high as i64),
-        _mm512_set1_epi64(TAIL_BALANCE as i64),
-    );
-    let shift = _mm_cvtsi32_si128(tail.shift as i32);
-    let whole = len / 8 * 8;
-    let mut added = 0;
-    let mut one = |word: __m512i, fits: __mmask8, added: usize| {
-        // As in [`Tail::half`].
-        let shifted = _mm512_srl_epi64(word, shift);
-        let half = _mm512_or_si512(
-            _mm512_add_epi64(h, _mm512_and_si512(shifted, balance)),
-            _mm512_or_si512(_mm512_and_si512(word, low), _mm512_and_si512(shifted, high)),
-        );
-        // SAFETY: eight words go to `free[added..]`, and `added` is at most the tails
-        // before these, fewer than `len`, so they stay within its `len + 8` slots (see
-        // `each_head`).
-        unsafe {
-            _mm512_storeu_si512(
-                free.as_mut_ptr().add(added).cast(),
-                _mm512_maskz_compress_epi64(fits, half),
-            )
-        };
-        fits.count_ones() as usize
-    };
-    for at in (0..whole).step_by(8) {
-        // SAFETY: `at + 8 <= len`; an unaligned load.
-        let word = unsafe { _mm512_loadu_si512(tails.as_ptr().add(at).cast()) };
-        added += one(word, _mm512_testn_epi64_mask(m, word), added);
-    }
-    if whole < len {
-        let live = (0xffu32 >> (8 - (len - whole))) as u8;
-        // SAFETY: the masked load reads the `len - whole` words left, fewer than eight.
-        let word = unsafe { _mm512_maskz_loadu_epi64(live, tails.as_ptr().add(whole).cast()) };
-        added += one(word, _mm512_mask_testn_epi64_mask(live, m, word), added);
-    }
-    added
-}
-
-/// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
-/// by a permutation ([`compress_avx2`]) and the register stored whole.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-#[inline]
-fn extend_avx2(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
-    use std::arch::x86_64::*;
-    let len = tails.len();
-    let whole = len / 4 * 4;
-    let (m, h) = (
-        _mm256_set1_epi64x(meets as i64),
-        _mm256_set1_epi64x(share as i64),
-    );
-    let (low, high, balance) = (
-        _mm256_set1_epi64x(tail.low as i64),
-        _mm256_set1_epi64x(tail.high as i64),
-        _mm256_set1_epi64x(TAIL_BALANCE as i64),
-    );
-    let shift = _mm_cvtsi32_si128(tail.shift as i32);
-    let zero = _mm256_setzero_si256();
-    let mut added = 0;
-    for at in (0..whole).step_by(4) {
-        // SAFETY: `at + 4 <= len`; an unaligned load.
-        let word = unsafe { _mm256_loadu_si256(tails.as_ptr().add(at).cast()) };
-        let fits = _mm256_cmpeq_epi64(_mm256_and_si256(m, word), zero);
-        let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
-        // As in [`Tail::half`].
-        let shifted = _mm256_srl_epi64(word, shift);
-        let half = _mm256_or_si256(
-            _mm256_add_epi64(h, _mm256_and_si256(shifted, balance)),
-            _mm256_or_si256(_mm256_and_si256(word, low), _mm256_and_si256(shifted, high)),
-        );
-        // SAFETY: four words go to `free[added..]`, and `added <= at`, so they stay within
-        // its `len` slots.
-        unsafe {
-            _mm256_storeu_si256(
-                free.as_mut_ptr().add(added).cast(),
-                compress_avx2(half, fits),
-            )
-        };
-        added += fits.count_ones() as usize;
-    }
-    added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BALANCE_SHIFT, BAND_BIAS, Join, TAIL_BIAS, rank, subsets, unrank};
+    use super::{BALANCE_SHIFT, BAND_BIAS, Join, TAIL_BIAS};
     use std::sync::atomic::AtomicBool;
 
     /// A half's word from a head's share and a tail's word: at n = 24 the diagonal fields
@@ -1236,17 +548,5 @@ mod tests {
             tail.half(head, word),
             1 | 1 << 1 | 1 << 22 | 1 << 46 | 1 << 47 | field(1 + 2 * BAND_BIAS)
         );
-    }
-
-    #[test]
-    fn ranks_number_the_sets_in_the_order_they_are_listed() {
-        for n in [4, 9, 16, 19, 24] {
-            for k in 1..=6.min(n) {
-                for (i, set) in subsets(n, k).enumerate() {
-                    assert_eq!(rank(set, k), i, "n = {n}, k = {k}, set = {set:#b}");
-                    assert_eq!(unrank(i, k), set, "n = {n}, k = {k}, rank = {i}");
-                }
-            }
-        }
     }
 }

@@ -6,8 +6,7 @@ use super::super::{CountOptions, Progress};
 use super::fixed::turn_fixed_from;
 use super::memory::Allowance;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
-use super::tables::Join;
-use super::tables::build_steps;
+use super::tables::{Join, build_steps};
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::work::Work;
 use super::{Kind, MAX, Part, parts};
@@ -15,7 +14,7 @@ use crate::Shard;
 use crate::counts::CountError;
 use crate::oeis::{A000170, A002562};
 use crate::pool::{Pool, wait};
-use crate::simd::{Tier, has_avx512_gfni, tier};
+use crate::simd::{Tier, tier, tiers_to_test};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -55,21 +54,12 @@ fn turn_fixed(n: u32, cancel: &AtomicBool) -> Result<(u64, u64), CountError> {
     Ok((half, quarter))
 }
 
-/// Every tier this CPU can run.
-fn tiers() -> Vec<Tier> {
-    match tier() {
-        Tier::Avx512 => vec![Tier::Portable, Tier::Avx2, Tier::Avx512],
-        Tier::Avx2 => vec![Tier::Portable, Tier::Avx2],
-        Tier::Portable => vec![Tier::Portable],
-    }
-}
-
 #[test]
 fn join_counts_a000170_on_every_tier() {
-    for tier in tiers() {
+    for tier in tiers_to_test("join_counts_a000170_on_every_tier") {
         for n in 4..=13u32 {
             let got = total_in(n, Shard::WHOLE, tier).unwrap();
-            assert_eq!(got, A000170[n as usize - 1], "n = {n}, {tier:?}");
+            assert_eq!(got, A000170[n as usize - 1], "n = {n}, {}", tier.name());
         }
     }
 }
@@ -307,9 +297,9 @@ fn a_shards_keys_are_its_places_in_the_whole_list() {
 }
 
 #[test]
-fn the_sampled_bit_counts_match_with_and_without_gfni() {
+fn the_sampled_bit_counts_match_on_every_tier() {
+    let tiers = tiers_to_test("the_sampled_bit_counts_match_on_every_tier");
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let fast = has_avx512_gfni();
     for len in [1usize, 7, 31, 32, 33, 100, 1000] {
         let words: Vec<u64> = (0..len)
             .map(|_| {
@@ -326,9 +316,8 @@ fn the_sampled_bit_counts_match_with_and_without_gfni() {
                 *count += u8::from(word >> bit & 1 == 1);
             }
         }
-        assert_eq!(density(&words, false), expected, "{len} words");
-        if fast {
-            assert_eq!(density(&words, true), expected, "{len} words, GFNI");
+        for &tier in &tiers {
+            assert_eq!(density(&words, tier), expected, "{len} words, {tier:?}");
         }
     }
 }
@@ -337,6 +326,7 @@ fn the_sampled_bit_counts_match_with_and_without_gfni() {
 fn the_blocks_count_disjoint_pairs_like_the_definition() {
     // Random words with random balances, every tier, the weighted sieve against the
     // definition.
+    let tiers = tiers_to_test("the_blocks_count_disjoint_pairs_like_the_definition");
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
         state ^= state << 13;
@@ -357,8 +347,8 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
         .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
         .sum::<u64>();
     assert!(disjoint > 0);
-    for tier in tiers() {
-        assert_eq!(leaf(&xs, &ys, tier), disjoint, "{tier:?}");
+    for &tier in &tiers {
+        assert_eq!(leaf(&xs, &ys, tier), disjoint, "{}", tier.name());
     }
     xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
     ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
@@ -379,7 +369,7 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
             })
             .sum::<u64>();
         assert!(expected > 0);
-        for tier in tiers() {
+        for &tier in &tiers {
             // With all the room it wants, with too little for some splits, and with none
             // (every block counted in halves down to pair tests): the same count.
             for room in [usize::MAX, 8 * (xs.len() + ys.len()), 0] {
@@ -393,7 +383,8 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
                         &mut allowance
                     ),
                     expected,
-                    "{tier:?}, {middle}, room {room}"
+                    "{}, {middle}, room {room}",
+                    tier.name()
                 );
             }
         }
@@ -405,11 +396,12 @@ fn a_key_stops_when_cancelled() {
     let join = Join::new(14, &AtomicBool::new(false), &|| {}).unwrap();
     let key = Join::keys(14)[0];
     let cancel = AtomicBool::new(true);
-    for tier in tiers() {
+    for tier in tiers_to_test("a_key_stops_when_cancelled") {
         assert_eq!(
             join.pairs(&key, tier, &cancel, &mut Work::new(usize::MAX)),
             Err(CountError::Cancelled),
-            "{tier:?}"
+            "{}",
+            tier.name()
         );
     }
 }

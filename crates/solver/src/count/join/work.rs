@@ -2,7 +2,7 @@
 //! lists have grown ([`Work`]): the two lists of half words, room for sorting them, the
 //! sieve's blocks, and what they may still grow by (an `Allowance`, `memory.rs`), so that an
 //! engine stays within what its count reserved; and the engines' lists of one count
-//! ([`Works`]), which go when the count ends. What the lists hold is `tables.rs`'s and
+//! ([`Works`]), which go when the count ends. What the lists hold is `halves.rs`'s and
 //! `sieve.rs`'s.
 
 use super::memory::Allowance;
@@ -32,7 +32,7 @@ impl Work {
             tops: Vec::new(),
             bottoms: Vec::new(),
             scratch: Vec::new(),
-            sieve: Sieve::new(0, Tier::Portable),
+            sieve: Sieve::new(0, Tier::PORTABLE),
             allowance: Allowance::new(bytes),
         }
     }
