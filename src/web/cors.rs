@@ -89,13 +89,15 @@ pub fn origin(text: &str) -> Result<String, OriginError> {
         && host
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':'));
-    let port = match authority.port() {
-        Some(port) => Some(
-            port.as_str()
-                .parse::<u16>()
-                .map_err(|_| OriginError::Shape)?,
+    // What follows the host: nothing, or `:` and a port (`Authority::port` hides one
+    // beyond 65535).
+    let port = match &authority.as_str()[host.len()..] {
+        "" => None,
+        rest => Some(
+            rest.strip_prefix(':')
+                .and_then(|p| p.parse::<u16>().ok())
+                .ok_or(OriginError::Shape)?,
         ),
-        None => None,
     };
     if !host_ok {
         return Err(OriginError::Shape);
