@@ -115,8 +115,13 @@ pub struct ServeArgs {
     pub cors_origin: Vec<String>,
 }
 
+/// A `--advertise` value that is not a Flight location.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("expected grpc://HOST:PORT or grpc+tls://HOST:PORT")]
+pub struct LocationError;
+
 /// A Flight location: `grpc://`, `grpc+tcp://` or `grpc+tls://` and a `HOST:PORT`.
-fn flight_location(text: &str) -> Result<String, String> {
+fn flight_location(text: &str) -> Result<String, LocationError> {
     let rest = ["grpc://", "grpc+tcp://", "grpc+tls://"]
         .iter()
         .find_map(|scheme| text.strip_prefix(scheme));
@@ -128,7 +133,7 @@ fn flight_location(text: &str) -> Result<String, String> {
         {
             Ok(text.to_string())
         }
-        _ => Err("expected grpc://HOST:PORT or grpc+tls://HOST:PORT".to_string()),
+        _ => Err(LocationError),
     }
 }
 

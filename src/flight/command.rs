@@ -1,16 +1,20 @@
 //! Flight commands and tickets: an Enumerate question as a JSON object whose fields are
 //! `EnumerateRequest`'s (`n`, `fundamental`, `fixed`, `shard`, `start_after`, `limit`,
 //! `batch_size`; the camelCase spellings of proto3's JSON mapping are accepted too), plus
-//! `parts` in a command: how many endpoints `GetFlightInfo` splits the question into.
+//! `parts` in a command: how many endpoints `GetFlightInfo` splits the question into. serde
+//! reads and writes them; `serde_path_to_error` names the field a refusal is about.
 //!
-//! Every refusal is the service's [`Error::Field`]: the field at fault (the command's own
-//! path, such as `fixed[1].row`, or `command`/`ticket` for the whole) and what is wrong. Not
-//! here: checking the values against the server's limits (the service's `Query` does that
-//! once the request is built).
+//! Every refusal is a [`CommandError`]: the field at fault (the command's own path, such as
+//! `fixed[1].row`, or `command`/`ticket` for the whole) and what is wrong; the service's
+//! [`Error::Field`] carries it to INVALID_ARGUMENT. Not here: checking the values against the
+//! server's limits (the service's `Query` does that once the request is built).
 
 use crate::pb;
 use crate::service::Error;
-use serde_json::{Map, Value, json};
+use serde::de::{self, Deserializer, Unexpected, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_path_to_error::Segment;
 
 /// Most endpoints one `GetFlightInfo` hands out: enough for a part per core of a large
 /// cluster, few enough that the answer stays a small message (about 100 bytes a part).
@@ -25,190 +29,220 @@ pub struct Command {
     pub parts: u32,
 }
 
-/// The fields a command may carry, for the message about an unknown one.
-const FIELDS: &str = "n, fundamental, fixed, shard, start_after, limit, batch_size, parts";
+/// A command or ticket refused: the field at fault and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct CommandError {
+    /// The field, as the command names it (`n`, `fixed[0].column`), or `command`/`ticket`.
+    pub field: String,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
 
-/// The refusal of `field`: `problem` is what is wrong with it.
-pub fn refusal(field: impl Into<String>, problem: impl Into<String>) -> Error {
-    Error::Field {
-        field: field.into(),
-        problem: problem.into(),
+/// What is wrong with a command's field.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    /// The bytes are not JSON.
+    #[error("not JSON ({0}); send an object such as {{\"n\": 8}}")]
+    NotJson(#[source] serde_json::Error),
+    /// JSON, but not an object.
+    #[error("expected a JSON object such as {{\"n\": 8}}")]
+    NotObject,
+    /// A field unknown, or of the wrong type or range (serde's words).
+    #[error("{0}")]
+    Value(#[source] serde_json::Error),
+    /// `parts` outside 1..=[`MAX_PARTS`].
+    #[error("must be 1..={MAX_PARTS}, got {0}")]
+    Parts(u32),
+}
+
+impl From<CommandError> for Error {
+    fn from(error: CommandError) -> Error {
+        Error::Field {
+            field: error.field,
+            problem: error.problem.to_string(),
+        }
     }
+}
+
+/// The JSON form of a command or ticket: `EnumerateRequest`'s fields, and `parts`.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct Json {
+    n: u32,
+    #[serde(skip_serializing_if = "is_false")]
+    fundamental: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixed: Vec<Square>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<Shard>,
+    #[serde(alias = "startAfter", skip_serializing_if = "Vec::is_empty")]
+    start_after: Vec<u32>,
+    /// proto3's JSON mapping writes 64-bit integers as strings: both are read.
+    #[serde(deserialize_with = "u64_or_text", skip_serializing_if = "is_zero")]
+    limit: u64,
+    #[serde(alias = "batchSize", skip_serializing_if = "is_zero")]
+    batch_size: u32,
+    #[serde(skip_serializing)]
+    parts: Option<u32>,
+}
+
+/// A square of `fixed`: `{"row": R, "column": C}` or `[R, C]`.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Square {
+    row: u32,
+    column: u32,
+}
+
+/// `shard`: `{"index": I, "count": K}`, either 0 when absent.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct Shard {
+    index: u32,
+    count: u32,
 }
 
 /// Reads a command or ticket; `what` ("command" or "ticket") names it in a refusal.
-pub fn parse(bytes: &[u8], what: &str) -> Result<Command, Error> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        refusal(
-            what,
-            format!("not JSON ({e}); send an object such as {{\"n\": 8}}"),
-        )
+pub fn parse(bytes: &[u8], what: &str) -> Result<Command, CommandError> {
+    let whole = |problem| CommandError {
+        field: what.to_string(),
+        problem,
+    };
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| whole(Problem::NotJson(e)))?;
+    if !value.is_object() {
+        return Err(whole(Problem::NotObject));
+    }
+    let json: Json = serde_path_to_error::deserialize(value).map_err(|e| CommandError {
+        field: field_of(e.path(), what),
+        problem: Problem::Value(e.into_inner()),
     })?;
-    let Value::Object(object) = value else {
-        return Err(refusal(what, "expected a JSON object such as {\"n\": 8}"));
-    };
-    let mut command = Command {
-        request: pb::EnumerateRequest::default(),
-        parts: 1,
-    };
-    for (key, value) in &object {
-        field(&mut command, key, value)?;
-    }
-    Ok(command)
-}
-
-/// Sets the field `key` of `command` from `value`.
-fn field(command: &mut Command, key: &str, value: &Value) -> Result<(), Error> {
-    let request = &mut command.request;
-    match key {
-        "n" => request.n = uint(value, "n")?,
-        "fundamental" => request.fundamental = boolean(value, "fundamental")?,
-        "fixed" => request.fixed = squares(value)?,
-        "shard" => request.shard = Some(shard(value)?),
-        "start_after" | "startAfter" => request.start_after = uints(value, "start_after")?,
-        "limit" => request.limit = u64_of(value, "limit")?,
-        "batch_size" | "batchSize" => request.batch_size = uint(value, "batch_size")?,
-        "parts" => command.parts = parts(value)?,
-        other => {
-            return Err(refusal(
-                other,
-                format!("not a field of a command ({FIELDS})"),
-            ));
+    let parts = match json.parts {
+        None => 1,
+        Some(parts @ 1..=MAX_PARTS) => parts,
+        Some(other) => {
+            return Err(CommandError {
+                field: "parts".into(),
+                problem: Problem::Parts(other),
+            });
         }
-    }
-    Ok(())
+    };
+    let request = pb::EnumerateRequest {
+        n: json.n,
+        fundamental: json.fundamental,
+        fixed: json
+            .fixed
+            .into_iter()
+            .map(|s| pb::Square {
+                row: s.row,
+                column: s.column,
+            })
+            .collect(),
+        shard: json.shard.map(|s| pb::Shard {
+            index: s.index,
+            count: s.count,
+        }),
+        start_after: json.start_after,
+        limit: json.limit,
+        batch_size: json.batch_size,
+        ..Default::default()
+    };
+    Ok(Command { request, parts })
 }
 
 /// The JSON ticket of `request` (one part of a question): what `DoGet` reads back.
 pub fn ticket(request: &pb::EnumerateRequest) -> Vec<u8> {
-    let mut object = Map::new();
-    object.insert("n".into(), json!(request.n));
-    if request.fundamental {
-        object.insert("fundamental".into(), json!(true));
-    }
-    if !request.fixed.is_empty() {
-        let fixed: Vec<Value> = request
+    let json = Json {
+        n: request.n,
+        fundamental: request.fundamental,
+        fixed: request
             .fixed
             .iter()
-            .map(|s| json!({"row": s.row, "column": s.column}))
-            .collect();
-        object.insert("fixed".into(), Value::Array(fixed));
-    }
-    if let Some(shard) = &request.shard {
-        object.insert(
-            "shard".into(),
-            json!({"index": shard.index, "count": shard.count}),
-        );
-    }
-    if !request.start_after.is_empty() {
-        object.insert("start_after".into(), json!(request.start_after));
-    }
-    if request.limit > 0 {
-        object.insert("limit".into(), json!(request.limit));
-    }
-    if request.batch_size > 0 {
-        object.insert("batch_size".into(), json!(request.batch_size));
-    }
-    Value::Object(object).to_string().into_bytes()
-}
-
-fn u64_of(value: &Value, name: &str) -> Result<u64, Error> {
-    // proto3's JSON mapping writes 64-bit integers as strings: take both.
-    let parsed = match value {
-        Value::Number(number) => number.as_u64(),
-        Value::String(text) => text.parse().ok(),
-        _ => None,
+            .map(|s| Square {
+                row: s.row,
+                column: s.column,
+            })
+            .collect(),
+        shard: request.shard.map(|s| Shard {
+            index: s.index,
+            count: s.count,
+        }),
+        start_after: request.start_after.clone(),
+        limit: request.limit,
+        batch_size: request.batch_size,
+        parts: None,
     };
-    parsed.ok_or_else(|| refusal(name, format!("expected an unsigned integer, got {value}")))
+    serde_json::to_vec(&json).expect("a ticket has only numbers and lists to write")
 }
 
-fn uint(value: &Value, name: &str) -> Result<u32, Error> {
-    value
-        .as_u64()
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| {
-            refusal(
-                name,
-                format!("expected an unsigned integer below 2^32, got {value}"),
-            )
-        })
-}
-
-fn boolean(value: &Value, name: &str) -> Result<bool, Error> {
-    value
-        .as_bool()
-        .ok_or_else(|| refusal(name, format!("expected true or false, got {value}")))
-}
-
-fn array<'a>(value: &'a Value, name: &str) -> Result<&'a Vec<Value>, Error> {
-    value
-        .as_array()
-        .ok_or_else(|| refusal(name, format!("expected an array, got {value}")))
-}
-
-fn uints(value: &Value, name: &str) -> Result<Vec<u32>, Error> {
-    array(value, name)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| uint(v, &format!("{name}[{i}]")))
-        .collect()
-}
-
-/// `fixed`: squares as `{"row": R, "column": C}` or `[R, C]`.
-fn squares(value: &Value) -> Result<Vec<pb::Square>, Error> {
-    let square = |(i, v): (usize, &Value)| {
-        let name = format!("fixed[{i}]");
-        let (row, column) = match v {
-            Value::Array(pair) if pair.len() == 2 => (&pair[0], &pair[1]),
-            Value::Object(o) => (
-                o.get("row").unwrap_or(&Value::Null),
-                o.get("column").unwrap_or(&Value::Null),
-            ),
-            _ => {
-                return Err(refusal(
-                    name,
-                    format!("expected {{\"row\": R, \"column\": C}} or [R, C], got {v}"),
-                ));
+/// The field a path names, as a client would write it (`fixed[0].column`); `what` for the
+/// whole. A square written `[R, C]` has its coordinates named as in `{"row", "column"}`,
+/// so that the field is the same whichever form the client sent.
+fn field_of(path: &serde_path_to_error::Path, what: &str) -> String {
+    let segments: Vec<&Segment> = path.iter().collect();
+    if let [
+        Segment::Map { key },
+        Segment::Seq { index },
+        Segment::Seq { index: at },
+    ] = segments[..]
+        && key == "fixed"
+    {
+        let coordinate = if *at == 0 { "row" } else { "column" };
+        return format!("fixed[{index}].{coordinate}");
+    }
+    let mut field = String::new();
+    for segment in segments {
+        match segment {
+            Segment::Seq { index } => field.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !field.is_empty() {
+                    field.push('.');
+                }
+                field.push_str(key);
             }
-        };
-        Ok(pb::Square {
-            row: uint(row, &format!("{name}.row"))?,
-            column: uint(column, &format!("{name}.column"))?,
-        })
-    };
-    array(value, "fixed")?
-        .iter()
-        .enumerate()
-        .map(square)
-        .collect()
-}
-
-/// `shard`: `{"index": I, "count": K}`.
-fn shard(value: &Value) -> Result<pb::Shard, Error> {
-    let Value::Object(o) = value else {
-        return Err(refusal(
-            "shard",
-            format!("expected {{\"index\": I, \"count\": K}}, got {value}"),
-        ));
-    };
-    let get = |key: &str| match o.get(key) {
-        Some(v) => uint(v, &format!("shard.{key}")),
-        None => Ok(0),
-    };
-    Ok(pb::Shard {
-        index: get("index")?,
-        count: get("count")?,
-    })
-}
-
-fn parts(value: &Value) -> Result<u32, Error> {
-    match uint(value, "parts")? {
-        parts @ 1..=MAX_PARTS => Ok(parts),
-        other => Err(refusal(
-            "parts",
-            format!("must be 1..={MAX_PARTS}, got {other}"),
-        )),
+            Segment::Unknown => {}
+        }
     }
+    if field.is_empty() {
+        what.to_string()
+    } else {
+        field
+    }
+}
+
+/// An unsigned 64-bit integer written as a number or as a string of digits.
+fn u64_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    /// Takes either form.
+    struct Either;
+
+    impl Visitor<'_> for Either {
+        type Value = u64;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an unsigned integer, as a number or a string")
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<u64, E> {
+            Ok(value)
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<u64, E> {
+            text.parse()
+                .map_err(|_| E::invalid_value(Unexpected::Str(text), &self))
+        }
+    }
+
+    deserializer.deserialize_any(Either)
+}
+
+/// For `skip_serializing_if`: a ticket leaves out what is off.
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
+/// For `skip_serializing_if`: a ticket leaves out what is zero.
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 #[cfg(test)]
@@ -242,9 +276,16 @@ mod tests {
             (b"{\"n\": 8", "command: not JSON"),
             (b"{\"n\": -1}", "n: "),
             (b"{\"n\": 4294967296}", "n: "),
-            (b"{\"limt\": 3}", "limt: not a field"),
+            (b"{\"limt\": 3}", "limt: unknown field"),
+            (b"{\"shard\": {\"ix\": 3}}", "shard.ix: unknown field"),
             (b"{\"fixed\": [[1]]}", "fixed[0]: "),
-            (b"{\"fixed\": [{\"row\": 1}]}", "fixed[0].column: "),
+            (
+                b"{\"fixed\": [{\"row\": 1}]}",
+                "fixed[0]: missing field `column`",
+            ),
+            (b"{\"fixed\": [[1, true]]}", "fixed[0].column: "),
+            (b"{\"fixed\": [[true, 1]]}", "fixed[0].row: "),
+            (b"{\"limit\": \"x\"}", "limit: "),
             (b"{\"shard\": {\"index\": \"x\"}}", "shard.index: "),
             (b"{\"start_after\": [0, true]}", "start_after[1]: "),
             (b"{\"parts\": 0}", "parts: must be 1..=4096"),
@@ -260,7 +301,7 @@ mod tests {
                 String::from_utf8_lossy(text)
             );
             // The field a client's BadRequest names is the one the message starts with.
-            let Error::Field { field, .. } = err else {
+            let Error::Field { field, .. } = Error::from(err) else {
                 panic!("{message}: not a field's refusal");
             };
             assert!(

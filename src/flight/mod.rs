@@ -22,7 +22,7 @@ mod batches;
 mod command;
 
 pub use self::batches::{COLUMN, schema};
-pub use self::command::{Command, MAX_PARTS};
+pub use self::command::{Command, CommandError, MAX_PARTS, Problem};
 
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{self, CountRequest, CountResponse, EnumerateRequest};
@@ -93,7 +93,7 @@ impl FlightQueens {
                  question such as {\"n\": 8}",
             ));
         }
-        let command = command::parse(&descriptor.cmd, "command")?;
+        let command = command::parse(&descriptor.cmd, "command").map_err(Error::from)?;
         let parts = command.parts;
         if parts > 1 && command.request.shard.is_some_and(|s| s.count > 1) {
             return Err(invalid(
@@ -221,7 +221,11 @@ fn read_only(method: &str) -> Status {
 /// The INVALID_ARGUMENT of `field` (through the service's one mapping, so it carries a
 /// `BadRequest` naming the field): `problem` is what is wrong with it.
 fn invalid(field: &str, problem: impl Into<String>) -> Status {
-    command::refusal(field, problem).into()
+    Error::Field {
+        field: field.to_string(),
+        problem: problem.into(),
+    }
+    .into()
 }
 
 /// The schema of boards of size `n` as Flight carries it (IPC bytes).
@@ -324,7 +328,7 @@ impl FlightService for FlightQueens {
         request: Request<Ticket>,
     ) -> Result<Response<Self::DoGetStream>, Status> {
         let (metadata, extensions, ticket) = request.into_parts();
-        let command = command::parse(&ticket.ticket, "ticket")?;
+        let command = command::parse(&ticket.ticket, "ticket").map_err(Error::from)?;
         if command.parts > 1 {
             return Err(invalid(
                 "parts",

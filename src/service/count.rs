@@ -1,6 +1,10 @@
 //! A Count running for a call: started on the pool, raced against the call's deadline, the
 //! server's time limit and shutdown, cancelled when the call goes away, and read for
-//! CountProgress updates while it runs.
+//! CountProgress updates while it runs; and the `grpc-timeout` header's parser, which tonic
+//! keeps private (see [`parse_grpc_timeout`]).
+//!
+//! Not here: the admission of the count (`admission.rs`), the clocks shared with streams
+//! (`crate::stream::Cutoffs`).
 
 use super::{Error, SearchSlot};
 use crate::pb::CountUpdate;
@@ -182,20 +186,49 @@ enum Answers {
     TurnFixed,
 }
 
-/// The call's deadline from its `grpc-timeout` header (e.g. `300m`), if any.
-pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
-    let value = metadata.get("grpc-timeout")?.to_str().ok()?;
-    let (amount, unit) = value.split_at(value.len().checked_sub(1)?);
-    let amount: u64 = amount.parse().ok()?;
-    Some(match unit {
-        "H" => Duration::from_secs(amount.saturating_mul(3600)),
-        "M" => Duration::from_secs(amount.saturating_mul(60)),
+/// Why a `grpc-timeout` value is not one.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TimeoutError {
+    /// Not 1 to 8 ASCII digits: the gRPC spec's bound, which also keeps every unit from
+    /// overflowing.
+    #[error("expected 1 to 8 digits before the unit")]
+    Amount,
+    /// A unit other than H, M, S, m, u or n.
+    #[error("expected a unit of H, M, S, m, u or n")]
+    Unit,
+}
+
+/// Parses a `grpc-timeout` value (e.g. `300m`) as the gRPC over HTTP/2 spec writes it.
+///
+/// Kept by hand: tonic's server parses this header to enforce it on unary calls, but keeps the
+/// parser and the parsed value private (`transport::service::grpc_timeout`), and
+/// `Server::timeout` neither limits streams nor tells a handler its time. The service needs
+/// the value itself: a count gives up a hair before the deadline to answer
+/// DEADLINE_EXCEEDED, and a stream ends at it. Same rules as tonic's, so that the two never
+/// disagree on whether a call has a deadline.
+pub fn parse_grpc_timeout(value: &str) -> Result<Duration, TimeoutError> {
+    let unit_at = value.len().checked_sub(1).ok_or(TimeoutError::Amount)?;
+    let (amount, unit) = value.split_at_checked(unit_at).ok_or(TimeoutError::Unit)?;
+    if amount.is_empty() || amount.len() > 8 || !amount.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(TimeoutError::Amount);
+    }
+    let amount: u64 = amount.parse().map_err(|_| TimeoutError::Amount)?;
+    Ok(match unit {
+        "H" => Duration::from_secs(amount * 3600),
+        "M" => Duration::from_secs(amount * 60),
         "S" => Duration::from_secs(amount),
         "m" => Duration::from_millis(amount),
         "u" => Duration::from_micros(amount),
         "n" => Duration::from_nanos(amount),
-        _ => return None,
+        _ => return Err(TimeoutError::Unit),
     })
+}
+
+/// The call's deadline from its `grpc-timeout` header, if it has a valid one (tonic too
+/// ignores one it cannot parse).
+pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let value = metadata.get("grpc-timeout")?.to_str().ok()?;
+    parse_grpc_timeout(value).ok()
 }
 
 /// Raises its flag when dropped.
@@ -221,5 +254,14 @@ mod tests {
         assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
         m.insert("grpc-timeout", "x".parse().unwrap());
         assert_eq!(grpc_timeout(&m), None);
+        assert_eq!(
+            parse_grpc_timeout("99999999H"),
+            Ok(Duration::from_secs(99_999_999 * 3600))
+        );
+        assert_eq!(parse_grpc_timeout("123456789m"), Err(TimeoutError::Amount));
+        assert_eq!(parse_grpc_timeout("+5m"), Err(TimeoutError::Amount));
+        assert_eq!(parse_grpc_timeout("m"), Err(TimeoutError::Amount));
+        assert_eq!(parse_grpc_timeout(""), Err(TimeoutError::Amount));
+        assert_eq!(parse_grpc_timeout("5s"), Err(TimeoutError::Unit));
     }
 }

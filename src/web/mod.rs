@@ -10,7 +10,8 @@
 //!
 //! # Layout
 //! - `assets.rs`: the page's files, built from `web/` and committed under `web/dist/`.
-//! - `cors.rs`: the allowed origins, the preflight's answer, the headers exposed.
+//! - `cors.rs`: the CORS rules (tower-http's layer), the `--cors-origin` parser, the
+//!   preflight's status.
 //! - `reply.rs`: the small answers made here (bytes, a line of text).
 //! - here: which request is which, and the answers made here.
 //!
@@ -21,7 +22,7 @@ mod assets;
 mod cors;
 mod reply;
 
-pub use self::cors::origin as cors_origin;
+pub use self::cors::{OriginError, origin as cors_origin};
 
 use self::reply::{full, text};
 use crate::config::Config;
@@ -32,6 +33,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tonic::body::Body;
+use tower_http::cors::Cors;
 
 /// The page's Content-Security-Policy: its own script, style and calls only, nothing inline,
 /// never framed.
@@ -54,8 +56,9 @@ pub struct WebLayer {
 struct Shared {
     /// The page and gRPC-Web are served (`--no-web` turns them off).
     on: bool,
-    /// Which other origins' pages may call.
-    cors: cors::Cors,
+    /// Which other origins' pages may call: wraps every connection's services, but only
+    /// preflights and gRPC-Web calls pass through it.
+    cors: tower_http::cors::CorsLayer,
     /// `/settings.json`: what the page needs to know of the server.
     settings: Bytes,
 }
@@ -70,7 +73,7 @@ impl WebLayer {
         WebLayer {
             shared: Arc::new(Shared {
                 on: config.web,
-                cors: cors::Cors::new(&config.cors_origins),
+                cors: cors::layer(&config.cors_origins),
                 settings: Bytes::from(settings.to_string()),
             }),
         }
@@ -82,7 +85,7 @@ impl<S> tower_layer::Layer<S> for WebLayer {
 
     fn layer(&self, inner: S) -> Web<S> {
         Web {
-            inner,
+            inner: tower_layer::Layer::layer(&self.shared.cors, inner),
             shared: self.shared.clone(),
         }
     }
@@ -91,7 +94,8 @@ impl<S> tower_layer::Layer<S> for WebLayer {
 /// The web side in front of one connection's services.
 #[derive(Clone, Debug)]
 pub struct Web<S> {
-    inner: S,
+    /// The services behind, in the CORS layer (`get_mut` reaches past it).
+    inner: Cors<S>,
     shared: Arc<Shared>,
 }
 
@@ -118,7 +122,7 @@ where
                 let why = "gRPC-Web is off on this server (--no-web)";
                 return answer(text(StatusCode::UNSUPPORTED_MEDIA_TYPE, why));
             }
-            return Box::pin(self.inner.call(request));
+            return Box::pin(self.inner.get_mut().call(request));
         }
         let method = request.method();
         if method == Method::OPTIONS
@@ -126,22 +130,21 @@ where
                 .headers()
                 .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
         {
-            return answer(shared.cors.preflight(request.headers()));
+            let post = cors::asks_for_post(request.headers());
+            let preflight = self.inner.call(request);
+            return Box::pin(async move { Ok(cors::preflight(preflight.await?, post)) });
         }
         if method == Method::GET || method == Method::HEAD {
             return answer(shared.file(request.uri().path(), method == Method::HEAD));
         }
         if !grpc_web {
-            return Box::pin(self.inner.call(request));
+            return Box::pin(self.inner.get_mut().call(request));
         }
         request.extensions_mut().insert(GrpcWeb);
-        let allow = shared.cors.allow(request.headers());
         let response = self.inner.call(request);
         Box::pin(async move {
             let mut response = response.await?;
-            if let Some(allow) = allow {
-                cors::expose(response.headers_mut(), allow);
-            }
+            cors::call(response.headers_mut());
             Ok(response)
         })
     }

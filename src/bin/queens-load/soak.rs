@@ -2,11 +2,15 @@
 //! given time, every answer checked, the server's RSS, open files and threads sampled from
 //! `/proc`.
 //!
-//! Here: the kinds of call, how each is checked, the sampler and the report. Not here: the
-//! other modes and the command line (`main.rs`). The oracle is the naive search of
+//! Here: the kinds of call, how each is checked, and the run. Not here: the server's samples
+//! and the final report (`soak/report.rs`), the other modes and the command line
+//! (`main.rs`). The oracle is the naive search of
 //! `queens::solver::naive` (boards up to 12) and the OEIS counts below (up to 14); nothing of
 //! the server's own code decides what is right.
 
+mod report;
+
+use self::report::{Sample, quiet_sample, report};
 use queens::client::{Access, Client, connect_with};
 use queens::pb::{CountRequest, EnumerateRequest, Shard, Square};
 use queens::solver::naive;
@@ -22,8 +26,6 @@ const SOLUTIONS: [u64; 14] = [
 ];
 /// A002562, the symmetry classes of those solutions.
 const CLASSES: [u64; 14] = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787, 9233, 45752];
-/// Growth of the server's RSS (KiB) that counts as flat whatever 10 % of it is.
-const RSS_SLACK_KIB: u64 = 16 * 1024;
 
 /// The largest board whose every solution the oracle lists.
 const ORACLE_N: u32 = 12;
@@ -599,59 +601,6 @@ async fn invalid(client: &mut Client, rng: &mut Rng) -> Outcome {
     }
 }
 
-/// The server's resident memory (KiB), open files and threads, from `/proc/PID`.
-#[derive(Clone, Copy, Debug)]
-struct Sample {
-    rss_kib: u64,
-    fds: u64,
-    threads: u64,
-}
-
-impl Sample {
-    fn take(pid: u32) -> Option<Sample> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        };
-        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64;
-        Some(Sample {
-            rss_kib: field("VmRSS:")?,
-            fds,
-            threads: field("Threads:")?,
-        })
-    }
-
-    fn show(&self) -> String {
-        format!(
-            "RSS {:.1} MiB, {} open files, {} threads",
-            self.rss_kib as f64 / 1024.0,
-            self.fds,
-            self.threads
-        )
-    }
-
-    /// Whether every figure of `self` is within 10 % of `base`, or within [`RSS_SLACK_KIB`]
-    /// of its RSS and 2 of the small counts (what a quiet sample still holds of the calls
-    /// just paused varies by several MiB: a 5 s run sampled 18 to 65 MiB at its warm-up).
-    fn flat_since(&self, base: &Sample) -> bool {
-        let within = |now: u64, then: u64, slack: u64| now <= then + (then / 10).max(slack);
-        within(self.rss_kib, base.rss_kib, RSS_SLACK_KIB)
-            && within(self.fds, base.fds, 2)
-            && within(self.threads, base.threads, 2)
-    }
-}
-
-/// Waits for the calls in flight (new ones wait too), lets the server settle for a second and
-/// samples it quiet.
-async fn quiet_sample(gate: &RwLock<()>, pid: u32) -> Option<Sample> {
-    let _quiet = gate.write().await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    Sample::take(pid)
-}
-
 /// Runs the soak; prints samples while it runs and the report at the end. True when no
 /// answer was wrong, no status unexpected, and (with a pid) the server stayed flat from the
 /// warm-up sample to the end.
@@ -747,64 +696,4 @@ pub async fn run(options: Options) -> bool {
         end,
         options.pid,
     )
-}
-
-/// Prints the calls by kind and the samples; true when the soak passed.
-fn report(
-    tally: &Tally,
-    refusals: &BTreeMap<String, u64>,
-    took: Duration,
-    warm: Option<Sample>,
-    end: Option<Sample>,
-    pid: Option<u32>,
-) -> bool {
-    let mut totals = [0u64; 4];
-    println!(
-        "soak: {:.0} s; calls by kind: right, refused, wrong, unexpected",
-        took.as_secs_f64()
-    );
-    for (kind, [right, refused, wrong, unexpected]) in tally {
-        println!(
-            "  {kind:?}: {right} right, {refused} refused, {wrong} wrong, {unexpected} unexpected"
-        );
-        for (t, v) in totals.iter_mut().zip([right, refused, wrong, unexpected]) {
-            *t += v;
-        }
-    }
-    let [right, refused, wrong, unexpected] = totals;
-    println!(
-        "soak: {} calls: {right} right, {refused} refused (RESOURCE_EXHAUSTED), {wrong} wrong, {unexpected} unexpected",
-        right + refused + wrong + unexpected
-    );
-    if !refusals.is_empty() {
-        let by: Vec<String> = refusals.iter().map(|(f, k)| format!("{f} {k}")).collect();
-        println!("soak: refusals by the limit they name: {}", by.join(", "));
-    }
-    let mut ok = wrong == 0 && unexpected == 0 && right > 0;
-    if pid.is_some() {
-        match (warm, end) {
-            (Some(warm), Some(end)) => {
-                let flat = end.flat_since(&warm);
-                println!(
-                    "soak: server after warm-up: {}; at the end: {}; {}",
-                    warm.show(),
-                    end.show(),
-                    if flat {
-                        "flat within 10 % (or 16 MiB)"
-                    } else {
-                        "GREW more than 10 % and 16 MiB"
-                    }
-                );
-                ok &= flat;
-            }
-            _ => {
-                println!(
-                    "soak: the server was not there to sample (gone, or the soak ended before its warm-up)"
-                );
-                ok = false;
-            }
-        }
-    }
-    println!("soak: {}", if ok { "PASS" } else { "FAIL" });
-    ok
 }
