@@ -1,6 +1,7 @@
-//! The library's unit tests under AddressSanitizer: the solver's SIMD code has many `unsafe`
-//! blocks, and this checks their memory accesses instead of assuming them. It runs
-//! `cargo +nightly test --lib --target x86_64-unknown-linux-gnu` with
+//! The libraries' unit tests (the solver crate's and the service's) under AddressSanitizer:
+//! the solver's SIMD code has many `unsafe` blocks, and this checks their memory accesses
+//! instead of assuming them. It runs `cargo +nightly test -p queens-solver -p queens --lib
+//! --target x86_64-unknown-linux-gnu` with
 //! `RUSTFLAGS=-Zsanitizer=address` in a target folder of its own (`<target>/asan`; the
 //! explicit target keeps the sanitizer out of build scripts and proc macros). The unit tests
 //! test every SIMD tier the CPU has against the others and the naive oracle, so one run
@@ -44,7 +45,16 @@ fn unit_tests_pass_under_address_sanitizer() {
     eprintln!("sanitizer: {}", version.stdout.trim());
     let run = tools::run_bounded(
         nightly_cargo()
-            .args(["test", "--lib", "--target", TARGET])
+            .args([
+                "test",
+                "-p",
+                "queens-solver",
+                "-p",
+                "queens",
+                "--lib",
+                "--target",
+                TARGET,
+            ])
             .env("RUSTFLAGS", "-Zsanitizer=address")
             .env("CARGO_TARGET_DIR", tools::target_dir().join("asan"))
             .current_dir(tools::repo()),
