@@ -446,7 +446,7 @@ fn cancelling_the_build_at_any_step_stops_it_there() {
 }
 
 /// The figures behind the memory model, measured (run by hand:
-/// `cargo test --lib -- --ignored --nocapture memory_figures`): per n, the tables' build's
+/// `cargo test -p queens-solver --lib -- --ignored --nocapture memory_figures`): per n, the tables' build's
 /// peak bytes, the bound on a key's lists, and the lists and sieve of sampled keys.
 #[test]
 #[ignore]
