@@ -372,28 +372,36 @@ impl LaneSet {
     }
 }
 
-/// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier). Each tier has a
-/// wrapper of its own because `#[target_feature]` compiles one copy per function.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512cd")]
-fn count_avx512(
-    set: &mut LaneSet,
-    feed: &mut impl Feed,
-    pause: &impl Fn() -> bool,
-) -> Result<Outcome, CountError> {
-    count_lanes::<true>(set, feed, pause)
+/// Writes `$name`, [`count_lanes::<$avx512>`](count_lanes) compiled with the features
+/// `$features`. Each tier has a wrapper of its own because `#[target_feature]` compiles one
+/// copy per function.
+macro_rules! count_in {
+    ($(#[$doc:meta])* $name:ident, $features:tt, $avx512:tt) => {
+        #[cfg(target_arch = "x86_64")]
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        fn $name(
+            set: &mut LaneSet,
+            feed: &mut impl Feed,
+            pause: &impl Fn() -> bool,
+        ) -> Result<Outcome, CountError> {
+            count_lanes::<$avx512>(set, feed, pause)
+        }
+    };
 }
 
-/// [`count_lanes`] compiled for the AVX2 tier.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn count_avx2(
-    set: &mut LaneSet,
-    feed: &mut impl Feed,
-    pause: &impl Fn() -> bool,
-) -> Result<Outcome, CountError> {
-    count_lanes::<false>(set, feed, pause)
-}
+count_in!(
+    /// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier).
+    count_avx512,
+    "avx512f,avx512cd",
+    true
+);
+count_in!(
+    /// [`count_lanes`] compiled for the AVX2 tier.
+    count_avx2,
+    "avx2,bmi1,bmi2,lzcnt,popcnt",
+    false
+);
 
 /// The lanes' loop, inlined into one copy per instruction set; `AVX512` runs the rounds
 /// with explicit AVX-512 instructions (only where the CPU has them).

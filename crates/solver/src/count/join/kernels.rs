@@ -153,45 +153,39 @@ fn each_head(
     added
 }
 
-/// [`each_head`] with the AVX-512 kernel, compiled for it (the kernel inlined).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,popcnt")]
-fn each_head_avx512(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &[u64],
-    tails: &[u64],
-    spare: [u64; 2],
-    tail: Tail,
-) -> usize {
-    each_head(
-        free,
-        heads,
-        tails,
-        spare,
-        tail,
-        |free, head, tails, tail| extend_avx512(free, head, tails, tail),
-    )
+/// Writes `$name`, [`each_head`] compiled with the features `$features` and with the kernel
+/// `$kernel` inlined: one function per tier, as `#[target_feature]` compiles one copy each.
+macro_rules! each_head_in {
+    ($(#[$doc:meta])* $name:ident, $features:tt, $kernel:ident) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name(
+            free: &mut [std::mem::MaybeUninit<u64>],
+            heads: &[u64],
+            tails: &[u64],
+            spare: [u64; 2],
+            tail: Tail,
+        ) -> usize {
+            each_head(free, heads, tails, spare, tail, |free, head, tails, tail| {
+                $kernel(free, head, tails, tail)
+            })
+        }
+    };
 }
 
-/// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-fn each_head_avx2(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    heads: &[u64],
-    tails: &[u64],
-    spare: [u64; 2],
-    tail: Tail,
-) -> usize {
-    each_head(
-        free,
-        heads,
-        tails,
-        spare,
-        tail,
-        |free, head, tails, tail| extend_avx2(free, head, tails, tail),
-    )
-}
+each_head_in!(
+    /// [`each_head`] with the AVX-512 kernel, compiled for it (the kernel inlined).
+    each_head_avx512,
+    "avx512f,popcnt",
+    extend_avx512
+);
+each_head_in!(
+    /// [`each_head`] with the AVX2 kernel, compiled for it (the kernel inlined).
+    each_head_avx2,
+    "avx2,popcnt",
+    extend_avx2
+);
 
 /// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
 fn extend_portable(

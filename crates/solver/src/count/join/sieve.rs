@@ -29,6 +29,22 @@ const REGISTER: usize = 8;
 /// Words of each block whose bits choose its split (a spread sample).
 pub(super) const SAMPLE: usize = 32;
 
+/// `tier`'s arm of the three: `$avx512` or `$avx2` in an `unsafe` block (each calls a
+/// kernel compiled for its tier), else `$portable`.
+macro_rules! by_tier {
+    ($tier:expr, $avx512:expr, $avx2:expr, $portable:expr $(,)?) => {
+        match $tier.kind() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx512 => unsafe { $avx512 },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx2 => unsafe { $avx2 },
+            _ => $portable,
+        }
+    };
+}
+
 /// The bit to split two blocks on: the one that most pairs of a spread sample of each
 /// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal; sampled
 /// in `tier`.
@@ -287,15 +303,12 @@ impl Sieve {
 
 /// How many words of `words` have `bit`.
 fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx512 => unsafe { having_avx512(words, bit) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx2 => unsafe { having_avx2(words, bit) },
-        _ => having_portable(words, bit),
-    }
+    by_tier!(
+        tier,
+        having_avx512(words, bit),
+        having_avx2(words, bit),
+        having_portable(words, bit),
+    )
 }
 
 /// [`having`] in plain Rust (vectorised by the compiler for the tier it is compiled in).
@@ -333,57 +346,40 @@ fn partition(
         with.clear();
     }
     debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx512 => unsafe { partition_avx512(words, bit, with, without) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx2 => unsafe { partition_avx2(words, bit, with, without) },
-        _ => {
+    by_tier!(
+        tier,
+        partition_avx512(words, bit, (with, without)),
+        partition_avx2(words, bit, (with, without)),
+        {
             without.extend(words.iter().filter(|&&w| w & bit == 0));
             if let Some(with) = with {
                 with.extend(words.iter().filter(|&&w| w & bit != 0));
             }
-        }
-    }
+        },
+    )
 }
 
-/// [`partition`]'s pass eight words at a time, each register compressed in place and stored
-/// whole (a compressing store to memory is slow on some CPUs).
+/// The lists a partition fills: those with the bit, if wanted, and those without it.
+type Lists<'a> = (Option<&'a mut Vec<u64>>, &'a mut Vec<u64>);
+
+/// [`partition`]'s frame around one tier's pass, inlined into it: `pass` gets where the
+/// words with the bit go (if wanted) and where those without it go, writes them there in
+/// order, and returns how many of each; the lists are then cut to those lengths.
+///
+/// # Safety
+/// `pass` must have written the first slots it counts of each list, within their room.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,popcnt")]
-fn partition_avx512(
-    words: &[u64],
-    bit: u64,
-    mut with: Option<&mut Vec<u64>>,
-    without: &mut Vec<u64>,
+#[inline(always)]
+unsafe fn partition_frame(
+    (mut with, without): Lists,
+    pass: impl FnOnce(Option<*mut u64>, *mut u64) -> (usize, usize),
 ) {
-    use std::arch::x86_64::*;
     // Each list has room for its words and a register more: whole registers are stored.
-    let b = without.as_mut_ptr();
-    let a = with.as_deref_mut().map(|with| with.as_mut_ptr());
-    let bits = _mm512_set1_epi64(bit as i64);
-    let (mut na, mut nb) = (0, 0);
-    for at in (0..words.len()).step_by(8) {
-        let count = (words.len() - at).min(8);
-        let live = ((1u16 << count) - 1) as u8;
-        // SAFETY: the masked load reads the `count` words left from `at`; each store writes
-        // eight slots from `na` or `nb`, at most the words of its kind before `at`, within
-        // the room for all of them and a register more.
-        unsafe {
-            let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
-            let has = _mm512_test_epi64_mask(v, bits);
-            let lacks = live & !has;
-            _mm512_storeu_si512(b.add(nb).cast(), _mm512_maskz_compress_epi64(lacks, v));
-            nb += lacks.count_ones() as usize;
-            if let Some(a) = a {
-                _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
-                na += has.count_ones() as usize;
-            }
-        }
-    }
-    // SAFETY: the first `na` and `nb` slots were written above.
+    let (na, nb) = pass(
+        with.as_deref_mut().map(|with| with.as_mut_ptr()),
+        without.as_mut_ptr(),
+    );
+    // SAFETY: the first `na` and `nb` slots were written by `pass` (the caller's promise).
     unsafe {
         without.set_len(nb);
         if let Some(with) = with {
@@ -392,17 +388,47 @@ fn partition_avx512(
     }
 }
 
+/// [`partition`]'s pass eight words at a time, each register compressed in place and stored
+/// whole (a compressing store to memory is slow on some CPUs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+fn partition_avx512(words: &[u64], bit: u64, lists: Lists) {
+    use std::arch::x86_64::*;
+    let bits = _mm512_set1_epi64(bit as i64);
+    let pass = |a: Option<*mut u64>, b: *mut u64| {
+        let (mut na, mut nb) = (0, 0);
+        for at in (0..words.len()).step_by(8) {
+            let count = (words.len() - at).min(8);
+            let live = ((1u16 << count) - 1) as u8;
+            // SAFETY: the masked load reads the `count` words left from `at`; each store
+            // writes eight slots from `na` or `nb`, at most the words of its kind before
+            // `at`, within the room for all of them and a register more.
+            unsafe {
+                let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
+                let has = _mm512_test_epi64_mask(v, bits);
+                let lacks = live & !has;
+                _mm512_storeu_si512(b.add(nb).cast(), _mm512_maskz_compress_epi64(lacks, v));
+                nb += lacks.count_ones() as usize;
+                if let Some(a) = a {
+                    _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
+                    na += has.count_ones() as usize;
+                }
+            }
+        }
+        (na, nb)
+    };
+    // SAFETY: `pass` writes the first slots it counts of each list, as argued within it.
+    unsafe { partition_frame(lists, pass) }
+}
+
 /// Disjoint pairs of two small blocks, compared one by one.
 pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx512 => unsafe { leaf_avx512(xs, ys) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx2 => unsafe { leaf_avx2(xs, ys) },
-        _ => leaf_portable(xs, ys),
-    }
+    by_tier!(
+        tier,
+        leaf_avx512(xs, ys),
+        leaf_avx2(xs, ys),
+        leaf_portable(xs, ys)
+    )
 }
 
 /// The pair tests in plain Rust.
@@ -495,56 +521,46 @@ pub(super) fn compress_avx2(
 /// and stored whole; the last words in plain Rust.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-fn partition_avx2(
-    words: &[u64],
-    bit: u64,
-    mut with: Option<&mut Vec<u64>>,
-    without: &mut Vec<u64>,
-) {
+fn partition_avx2(words: &[u64], bit: u64, lists: Lists) {
     use std::arch::x86_64::*;
-    // Each list has room for its words and a register more: whole registers are stored.
-    let b = without.as_mut_ptr();
-    let a = with.as_deref_mut().map(|with| with.as_mut_ptr());
     let bits = _mm256_set1_epi64x(bit as i64);
     let zero = _mm256_setzero_si256();
     let whole = words.len() / 4 * 4;
-    let (mut na, mut nb) = (0, 0);
-    for at in (0..whole).step_by(4) {
-        // SAFETY: the load reads the four words from `at`, `at + 4 <= words.len()`; each
-        // store writes four slots from `na` or `nb`, at most the words of its kind before
-        // `at`, within the room for all of them and a register more.
-        unsafe {
-            let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
-            let lacks = _mm256_cmpeq_epi64(_mm256_and_si256(v, bits), zero);
-            let lacks = _mm256_movemask_pd(_mm256_castsi256_pd(lacks)) as usize;
-            _mm256_storeu_si256(b.add(nb).cast(), compress_avx2(v, lacks));
-            nb += lacks.count_ones() as usize;
-            if let Some(a) = a {
-                let has = !lacks & 15;
-                _mm256_storeu_si256(a.add(na).cast(), compress_avx2(v, has));
-                na += has.count_ones() as usize;
+    let pass = |a: Option<*mut u64>, b: *mut u64| {
+        let (mut na, mut nb) = (0, 0);
+        for at in (0..whole).step_by(4) {
+            // SAFETY: the load reads the four words from `at`, `at + 4 <= words.len()`; each
+            // store writes four slots from `na` or `nb`, at most the words of its kind
+            // before `at`, within the room for all of them and a register more.
+            unsafe {
+                let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
+                let lacks = _mm256_cmpeq_epi64(_mm256_and_si256(v, bits), zero);
+                let lacks = _mm256_movemask_pd(_mm256_castsi256_pd(lacks)) as usize;
+                _mm256_storeu_si256(b.add(nb).cast(), compress_avx2(v, lacks));
+                nb += lacks.count_ones() as usize;
+                if let Some(a) = a {
+                    let has = !lacks & 15;
+                    _mm256_storeu_si256(a.add(na).cast(), compress_avx2(v, has));
+                    na += has.count_ones() as usize;
+                }
             }
         }
-    }
-    for &word in &words[whole..] {
-        // SAFETY: `na` and `nb` stay below the words of their kind, within the room.
-        unsafe {
-            if word & bit == 0 {
-                b.add(nb).write(word);
-                nb += 1;
-            } else if let Some(a) = a {
-                a.add(na).write(word);
-                na += 1;
+        for &word in &words[whole..] {
+            // SAFETY: `na` and `nb` stay below the words of their kind, within the room.
+            unsafe {
+                if word & bit == 0 {
+                    b.add(nb).write(word);
+                    nb += 1;
+                } else if let Some(a) = a {
+                    a.add(na).write(word);
+                    na += 1;
+                }
             }
         }
-    }
-    // SAFETY: the first `na` and `nb` slots were written above.
-    unsafe {
-        without.set_len(nb);
-        if let Some(with) = with {
-            with.set_len(na);
-        }
-    }
+        (na, nb)
+    };
+    // SAFETY: `pass` writes the first slots it counts of each list, as argued within it.
+    unsafe { partition_frame(lists, pass) }
 }
 
 /// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`, then
