@@ -50,11 +50,14 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep, timeout_at};
-use tonic::codec::{Codec, DecodeBuf, Decoder, Streaming};
+use tonic::codec::Streaming;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
-use tonic_prost::ProstCodec;
+
+#[path = "shared/client.rs"]
+mod client;
+use client::InPlace;
 
 /// The OEIS counts the tests check against: the stream's total when it ends within a window.
 #[allow(dead_code)]
@@ -91,11 +94,6 @@ const SETTLE: Duration = Duration::from_secs(1);
 /// How long a call may be refused RESOURCE_EXHAUSTED (the previous row's search still
 /// giving back its slot) before the bench gives up.
 const ADMISSION_WAIT: Duration = Duration::from_secs(30);
-
-/// HTTP/2 flow-control window of the stream's client, as in `benches/stream.rs`: h2's
-/// default of 64 KiB would make the server wait for a WINDOW_UPDATE after about every
-/// message.
-const WINDOW: u32 = 4 * 1024 * 1024;
 
 /// The boards the solver gives first, against which every stream's first message is
 /// checked: more than any default batch holds (3,000-odd boards of n = 17 in 64 KiB).
@@ -191,7 +189,7 @@ struct Row {
 
 /// Reads the stream alone, beside each Count in turn, and alone again.
 async fn run(url: &str, n: u32, counts: &[u32], window: Duration, expected: &Expected) -> Vec<Row> {
-    let channel = stream_channel(url).await;
+    let channel = client::connect(url).await;
     read_window(&channel, n, WARM_UP.min(window), expected).await;
     sleep(SETTLE).await;
     let mut rows = vec![Row {
@@ -403,17 +401,6 @@ impl Window {
     }
 }
 
-/// A channel for the stream's client, with [`WINDOW`]-sized HTTP/2 windows.
-async fn stream_channel(url: &str) -> Channel {
-    Endpoint::from_shared(url.to_string())
-        .expect("a URL")
-        .initial_stream_window_size(WINDOW)
-        .initial_connection_window_size(WINDOW)
-        .connect()
-        .await
-        .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
-}
-
 /// Reads Enumerate streams of `n` on `channel` for `length`, checking every message; a
 /// stream that ends is checked whole and called again.
 async fn read_window(channel: &Channel, n: u32, length: Duration, expected: &Expected) -> Window {
@@ -484,10 +471,8 @@ async fn enumerate(channel: &Channel, n: u32) -> Streaming<Message> {
                 .await
                 .map_err(|e| Status::unavailable(e.to_string()))?;
             let path = PathAndQuery::from_static("/queens.v1.Queens/Enumerate");
-            let codec = Checked {
-                n: n as usize,
-                encode: ProstCodec::default(),
-            };
+            let n = n as usize;
+            let codec = InPlace::new(move |bytes: &[u8]| check_message(n, bytes));
             grpc.server_streaming(tonic::Request::new(request), path, codec)
                 .await
         }
@@ -594,6 +579,7 @@ fn other_address(url: &str) -> Option<IpAddr> {
 }
 
 /// One checked message: its number of boards and its first and last column vectors.
+#[derive(Default)]
 struct Message {
     /// Boards in the message.
     boards: u64,
@@ -603,102 +589,39 @@ struct Message {
     last: Vec<u8>,
 }
 
-/// Encodes the request with prost; decodes each compact response in place into a
-/// [`Message`], checking every board, without building a `Board` per board (which would
-/// cost the client more than the server spends finding it).
-struct Checked {
-    /// Board size.
-    n: usize,
-    /// The request's encoder.
-    encode: ProstCodec<EnumerateRequest, EnumerateRequest>,
-}
-
-/// Checks the boards of one message ([`check_message`]).
-struct CheckDecoder {
-    /// Board size.
-    n: usize,
-}
-
-impl Codec for Checked {
-    type Encode = EnumerateRequest;
-    type Decode = Message;
-    type Encoder = <ProstCodec<EnumerateRequest, EnumerateRequest> as Codec>::Encoder;
-    type Decoder = CheckDecoder;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        self.encode.encoder()
-    }
-
-    fn decoder(&mut self) -> CheckDecoder {
-        CheckDecoder { n: self.n }
-    }
-}
-
-impl Decoder for CheckDecoder {
-    type Item = Message;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Message>, Status> {
-        use prost::bytes::Buf;
-        let len = src.remaining();
-        let message = if src.chunk().len() == len {
-            check_message(self.n, src.chunk())
-        } else {
-            check_message(self.n, &src.copy_to_bytes(len))
-        };
-        src.advance(len);
-        message
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
-    }
-}
-
 /// Why an `EnumerateResponse` is not the compact, ordered solutions [`check_message`] expects.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Malformed {
     /// No bytes where a field should start.
+    #[error("an empty field")]
     Empty,
     /// A field other than 1 (length-delimited), by its key.
+    #[error("unexpected key {0:#x}")]
     Key(u8),
     /// A length prefix that is not a varint.
+    #[error("a length prefix: {0}")]
     Length(prost::DecodeError),
     /// A field shorter than its length says.
+    #[error("a truncated field")]
     Truncated,
     /// A compact board with a field after its columns.
+    #[error("a compact board holds more than its columns")]
     MoreThanColumns,
     /// Columns that are not a solution of the board.
+    #[error("not a solution: {0:?}")]
     NotASolution(Vec<u8>),
     /// A board's columns not after the previous board's.
+    #[error("out of order: {columns:?} after {previous:?}")]
     OutOfOrder { columns: Vec<u8>, previous: Vec<u8> },
     /// The naive oracle rejects the message's first or last board.
+    #[error("the naive oracle disagrees")]
     Oracle,
-}
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Empty => write!(f, "an empty field"),
-            Self::Key(key) => write!(f, "unexpected key {key:#x}"),
-            Self::Length(e) => write!(f, "a length prefix: {e}"),
-            Self::Truncated => write!(f, "a truncated field"),
-            Self::MoreThanColumns => write!(f, "a compact board holds more than its columns"),
-            Self::NotASolution(columns) => write!(f, "not a solution: {columns:?}"),
-            Self::OutOfOrder { columns, previous } => {
-                write!(f, "out of order: {columns:?} after {previous:?}")
-            }
-            Self::Oracle => write!(f, "the naive oracle disagrees"),
-        }
-    }
 }
 
 /// The boards of an `EnumerateResponse` of compact boards (each a `Board` of packed
 /// `columns` only): every one a solution of the n×n board, each after the one before.
 fn check_message(n: usize, mut bytes: &[u8]) -> Result<Message, Malformed> {
-    let mut message = Message {
-        boards: 0,
-        first: Vec::new(),
-        last: Vec::new(),
-    };
+    let mut message = Message::default();
     let mut previous: &[u8] = &[];
     while !bytes.is_empty() {
         let mut board = field(&mut bytes)?;

@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 use tokio::net::TcpListener;
-use tonic::Status;
-use tonic::codec::{Codec, DecodeBuf, Decoder};
 use tonic::codegen::http::uri::PathAndQuery;
-use tonic::transport::Endpoint;
-use tonic_prost::ProstCodec;
+
+#[path = "shared/client.rs"]
+mod client;
+use client::InPlace;
 
 /// Counts boards.
 struct Counter(u64);
@@ -53,89 +53,37 @@ fn baseline(n: u32) -> (u64, f64) {
 }
 
 /// What one message held: its number of boards and its first and last column vectors.
+#[derive(Default)]
 struct Seen {
     boards: u64,
     first: Vec<u8>,
     last: Vec<u8>,
 }
 
-/// Encodes the request with prost; decodes responses into [`Seen`] without building boards.
-#[derive(Default)]
-struct Walk(ProstCodec<EnumerateRequest, EnumerateRequest>);
-
-/// Walks the board entries of one message.
-struct WalkDecoder;
-
-impl Codec for Walk {
-    type Encode = EnumerateRequest;
-    type Decode = Seen;
-    type Encoder = <ProstCodec<EnumerateRequest, EnumerateRequest> as Codec>::Encoder;
-    type Decoder = WalkDecoder;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        self.0.encoder()
-    }
-
-    fn decoder(&mut self) -> WalkDecoder {
-        WalkDecoder
-    }
-}
-
-impl Decoder for WalkDecoder {
-    type Item = Seen;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Seen>, Status> {
-        use prost::bytes::Buf;
-        let len = src.remaining();
-        // The message is one contiguous buffer: walk it in place.
-        let seen = if src.chunk().len() == len {
-            walk(src.chunk())
-        } else {
-            walk(&src.copy_to_bytes(len))
-        };
-        src.advance(src.remaining());
-        seen.map(Some).map_err(|e| Status::internal(e.to_string()))
-    }
-}
-
 /// Why an `EnumerateResponse`'s bytes are not the packed, ordered boards [`walk`] expects.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Malformed {
     /// A field other than 1 (length-delimited), by its key.
+    #[error("unexpected key {0:#x}")]
     Key(u8),
     /// A length prefix that is not a varint.
+    #[error("a length prefix: {0}")]
     Length(prost::DecodeError),
     /// A board or its columns shorter than their length says.
+    #[error("truncated {0}")]
     Truncated(&'static str),
     /// A board whose first field is not its packed columns.
+    #[error("a board without packed columns first")]
     NoColumns,
     /// A board's columns not after the previous board's.
+    #[error("out of order: {columns:?} after {previous:?}")]
     OutOfOrder { columns: Vec<u8>, previous: Vec<u8> },
-}
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Key(key) => write!(f, "unexpected key {key:#x}"),
-            Self::Length(e) => write!(f, "a length prefix: {e}"),
-            Self::Truncated(what) => write!(f, "truncated {what}"),
-            Self::NoColumns => write!(f, "a board without packed columns first"),
-            Self::OutOfOrder { columns, previous } => {
-                write!(f, "out of order: {columns:?} after {previous:?}")
-            }
-        }
-    }
 }
 
 /// Counts the `boards` entries of an `EnumerateResponse` and checks that their `columns`
 /// (packed, one byte each since n <= 32) strictly increase.
 fn walk(mut bytes: &[u8]) -> Result<Seen, Malformed> {
-    let mut seen = Seen {
-        boards: 0,
-        first: Vec::new(),
-        last: Vec::new(),
-    };
+    let mut seen = Seen::default();
     let mut previous: &[u8] = &[];
     while !bytes.is_empty() {
         if bytes[0] != 0x0a {
@@ -167,24 +115,9 @@ fn walk(mut bytes: &[u8]) -> Result<Seen, Malformed> {
     Ok(seen)
 }
 
-/// HTTP/2 flow-control window of the client: h2's default of 64 KiB makes the server wait
-/// for a WINDOW_UPDATE every 64 KiB; 4 MiB lets a fast stream run.
-const WINDOW: u32 = 4 * 1024 * 1024;
-
-/// A channel to `url` with [`WINDOW`]-sized HTTP/2 windows.
-async fn connect(url: &str) -> tonic::transport::Channel {
-    Endpoint::from_shared(url.to_string())
-        .expect("url")
-        .initial_stream_window_size(WINDOW)
-        .initial_connection_window_size(WINDOW)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 /// Boards and seconds of one Enumerate stream drained to the end by a Rust client.
 async fn drain(url: &str, n: u32, compact: bool, batch_size: u32) -> (u64, f64) {
-    let channel = connect(url).await;
+    let channel = client::connect(url).await;
     let mut grpc = tonic::client::Grpc::new(channel);
     let started = Instant::now();
     grpc.ready().await.expect("ready");
@@ -196,7 +129,7 @@ async fn drain(url: &str, n: u32, compact: bool, batch_size: u32) -> (u64, f64) 
     };
     let path = PathAndQuery::from_static("/queens.v1.Queens/Enumerate");
     let mut stream = grpc
-        .server_streaming(tonic::Request::new(request), path, Walk::default())
+        .server_streaming(tonic::Request::new(request), path, InPlace::new(walk))
         .await
         .expect("call")
         .into_inner();
@@ -361,7 +294,7 @@ impl Drop for Server {
 /// One Enumerate stream drained by a plain tonic client decoding the generated types:
 /// boards, wall seconds.
 async fn drain_generated(url: &str, n: u32, packed: bool) -> (u64, f64) {
-    let channel = connect(url).await;
+    let channel = client::connect(url).await;
     let mut client = QueensClient::new(channel);
     let started = Instant::now();
     let request = EnumerateRequest {

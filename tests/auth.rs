@@ -367,29 +367,22 @@ impl Pki {
     }
 }
 
-/// Why a Count over TLS got no answer.
-#[derive(Debug)]
+/// Why a Count over TLS got no answer. Debug for the transport errors: it shows their
+/// sources (the TLS alert).
+#[derive(Debug, thiserror::Error)]
 enum TlsCountError {
     /// The endpoint or its TLS settings were refused before connecting.
+    #[error("endpoint: {0:?}")]
     Setup(tonic::transport::Error),
     /// The connection (TCP or the TLS handshake) failed.
+    #[error("connect: {0:?}")]
     Connect(tonic::transport::Error),
     /// The call failed on an open connection.
+    #[error("call: {0:?}")]
     Call(Status),
     /// No answer within 10 s.
+    #[error("no answer within 10 s")]
     Timeout,
-}
-
-impl std::fmt::Display for TlsCountError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Debug for the transport errors: it shows their sources (the TLS alert).
-        match self {
-            Self::Setup(e) => write!(f, "endpoint: {e:?}"),
-            Self::Connect(e) => write!(f, "connect: {e:?}"),
-            Self::Call(status) => write!(f, "call: {status:?}"),
-            Self::Timeout => write!(f, "no answer within 10 s"),
-        }
-    }
 }
 
 /// Counts n = 8 over TLS to `port` trusting `ca`, with the client certificate `identity`

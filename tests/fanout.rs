@@ -306,15 +306,33 @@ async fn a_refusal_with_retry_info_is_waited_out() {
     );
 }
 
+/// Asserts that a count's stderr `err` names `url` as the endpoint it gave up on.
+fn assert_gave_up_on(err: &str, url: &str) {
+    assert!(
+        err.contains(&format!("gave up on {url}: no answer")),
+        "{err}"
+    );
+}
+
+/// Three servers and a client counting `n` over them in `shards` shards, `head_start` after
+/// the client started.
+fn three_servers_counting(
+    n: u32,
+    shards: u32,
+    head_start: Duration,
+) -> (Vec<ServerProcess>, std::process::Child) {
+    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
+    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
+    let client = count_over(n, &endpoints, shards);
+    std::thread::sleep(head_start);
+    (servers, client)
+}
+
 /// n = 16's shards are counted by joining halves, so they carry turn_fixed, not fundamental:
 /// the total's classes are exact only through them.
 #[test]
 fn a_count_survives_losing_a_server() {
-    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
-    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
-    let client = count_over(16, &endpoints, 32);
-    std::thread::sleep(Duration::from_millis(300));
-    let mut servers = servers;
+    let (mut servers, client) = three_servers_counting(16, 32, Duration::from_millis(300));
     drop(servers.remove(0)); // SIGKILL, mid-run
     let run = finish(client);
     assert_total(&run, A000170[15], A002562[15]);
@@ -326,10 +344,8 @@ fn a_count_survives_losing_a_server() {
 /// up on.
 #[test]
 fn a_count_finishes_past_a_stopped_server() {
-    let servers: Vec<ServerProcess> = (0..3).map(|_| ServerProcess::start(&[])).collect();
-    let endpoints: Vec<String> = servers.iter().map(ServerProcess::url).collect();
-    let client = count_over(18, &endpoints, 48);
-    std::thread::sleep(Duration::from_millis(800));
+    let (servers, client) = three_servers_counting(18, 48, Duration::from_millis(800));
+    let stopped_url = servers[1].url();
     signal(servers[1].pid(), libc::SIGSTOP);
     let stopped = Instant::now();
     let run = finish_within(client, HUNG_RUN_LIMIT);
@@ -338,10 +354,7 @@ fn a_count_finishes_past_a_stopped_server() {
     drop(servers);
     assert_total(&run, SOLUTIONS_18, FUNDAMENTAL_18);
     let err = run.2;
-    assert!(
-        err.contains(&format!("gave up on {}: no answer", endpoints[1])),
-        "{err}"
-    );
+    assert_gave_up_on(&err, &stopped_url);
     println!("SIGSTOP to the end of the count: {took:.2?}\n{err}");
 }
 
@@ -366,10 +379,7 @@ fn a_count_finishes_past_a_socket_nobody_reads() {
         println!("count with a silent endpoint: {took:.2?}");
         (silent_url, run.2)
     });
-    assert!(
-        err.contains(&format!("gave up on {silent_url}: no answer")),
-        "{err}"
-    );
+    assert_gave_up_on(&err, &silent_url);
     println!("{err}");
 }
 
@@ -409,10 +419,7 @@ fn an_enumeration_finishes_past_a_stopped_server() {
         assert_eq!(boards.len() as u64, A000170[12]);
         (endpoints[2].clone(), err)
     });
-    assert!(
-        err.contains(&format!("gave up on {stopped}: no answer")),
-        "{err}"
-    );
+    assert_gave_up_on(&err, &stopped);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

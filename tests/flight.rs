@@ -319,8 +319,15 @@ async fn refusals_name_the_field() {
     assert_eq!(bad_field(&refused), "ticket");
 }
 
-#[tokio::test]
-async fn a_stream_left_early_gives_its_search_slot_back() {
+/// A server of one search slot, taken by a DoGet of n = 18 that has sent its first batch:
+/// the server, the Flight client, the open stream and a Queens client whose Count of n = 8
+/// was just refused for want of a slot.
+async fn slot_held_by_a_stream() -> (
+    InProcess,
+    FlightClient,
+    arrow_flight::decode::FlightRecordBatchStream,
+    queens::client::Client,
+) {
     let server = InProcess::with_config(Config {
         max_searches: 1,
         max_searches_per_client: Some(1),
@@ -343,6 +350,12 @@ async fn a_stream_left_early_gives_its_search_slot_back() {
         tonic::Code::ResourceExhausted,
         "the stream holds the slot"
     );
+    (server, client, stream, queens)
+}
+
+#[tokio::test]
+async fn a_stream_left_early_gives_its_search_slot_back() {
+    let (_server, _client, stream, mut queens) = slot_held_by_a_stream().await;
     drop(stream);
     let until = Instant::now() + Duration::from_secs(5);
     common::count_8_by(&mut queens, until, "the slot was not given back").await;
@@ -365,27 +378,7 @@ async fn info(client: &mut FlightClient, json: &str) -> FlightInfo {
 /// small board's total, and still -1 above n = 14.
 #[tokio::test]
 async fn flight_info_takes_no_search_slot_and_counts_only_small_boards() {
-    let server = InProcess::with_config(Config {
-        max_searches: 1,
-        max_searches_per_client: Some(1),
-        ..Config::default()
-    })
-    .await;
-    let mut client = flight(server.addr).await;
-    let mut stream = client
-        .do_get(Ticket::new(r#"{"n": 18}"#))
-        .await
-        .expect("DoGet");
-    stream.next().await.expect("a batch").expect("a batch");
-    let mut queens = queens::client::connect(&server.url())
-        .await
-        .expect("connect");
-    let busy = queens.count(common::count_request(8)).await.unwrap_err();
-    assert_eq!(
-        busy.code(),
-        tonic::Code::ResourceExhausted,
-        "the slot is taken"
-    );
+    let (_server, mut client, stream, mut queens) = slot_held_by_a_stream().await;
     let big = info(&mut client, r#"{"n": 20}"#).await;
     assert_eq!(big.total_records, -1);
     assert_eq!(big.endpoint.len(), 1);

@@ -567,38 +567,36 @@ async fn reflection_lists_the_service_in_both_versions() {
     use tonic_reflection::pb::v1alpha as r0;
     let server = InProcess::start().await;
 
-    let mut v1 = r1::server_reflection_client::ServerReflectionClient::new(channel(&server).await);
-    let request = r1::ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(r1::server_reflection_request::MessageRequest::ListServices(
-            String::new(),
-        )),
-    };
-    let mut replies = v1
-        .server_reflection_info(tokio_stream::once(request))
-        .await
-        .unwrap()
-        .into_inner();
-    let reply = replies.next().await.unwrap().unwrap();
-    let text = format!("{reply:?}");
+    // The two versions' types differ only by module: the first reply, as Debug text.
+    macro_rules! first_reply {
+        ($version:ident, $request:expr) => {{
+            let mut client = $version::server_reflection_client::ServerReflectionClient::new(
+                channel(&server).await,
+            );
+            let request = $version::ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some($request),
+            };
+            let mut replies = client
+                .server_reflection_info(tokio_stream::once(request))
+                .await
+                .unwrap()
+                .into_inner();
+            format!("{:?}", replies.next().await.unwrap().unwrap())
+        }};
+    }
+    let text = first_reply!(
+        r1,
+        r1::server_reflection_request::MessageRequest::ListServices(String::new())
+    );
     assert!(text.contains("queens.v1.Queens"), "{text}");
-
-    let mut v0 = r0::server_reflection_client::ServerReflectionClient::new(channel(&server).await);
-    let request = r0::ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(
-            r0::server_reflection_request::MessageRequest::FileContainingSymbol(
-                "queens.v1.Queens".into(),
-            ),
-        ),
-    };
-    let mut replies = v0
-        .server_reflection_info(tokio_stream::once(request))
-        .await
-        .unwrap()
-        .into_inner();
-    let reply = replies.next().await.unwrap().unwrap();
-    assert!(format!("{reply:?}").contains("FileDescriptorResponse"));
+    let text = first_reply!(
+        r0,
+        r0::server_reflection_request::MessageRequest::FileContainingSymbol(
+            "queens.v1.Queens".into(),
+        )
+    );
+    assert!(text.contains("FileDescriptorResponse"), "{text}");
 }
 
 #[tokio::test]
