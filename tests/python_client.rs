@@ -1,5 +1,5 @@
 //! The Python example (`examples/python`) against the real `queens` binary: its pytest suite,
-//! run in the tools' virtual environment with stubs generated from `proto/queens.proto`.
+//! run in the tools' virtual environment with the stubs of the package `queens-client`.
 //! Covers the exact n = 4 boards, n = 10 compact in batches of 64 (724 boards in order),
 //! Count's uint64 and optional `fundamental`, every INVALID_ARGUMENT case as a
 //! `grpc.RpcError`, downloads of n = 12 that resume to exactly 14200 distinct valid boards

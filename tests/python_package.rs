@@ -53,13 +53,13 @@ fn python_package_wheel_installs_and_calls_real_servers() {
     let auth = common::token_server("python-package", TOKEN, &[]);
     let (_tls_dir, cert, tls) = common::tls_server("python-package");
     let summary = tools::pytest(
-        Command::new(&python)
-            .current_dir(&package)
-            .env("QUEENS_ADDR", plain.addr.to_string())
-            .env("QUEENS_AUTH_ADDR", auth.addr.to_string())
-            .env("QUEENS_TOKEN", TOKEN)
-            .env("QUEENS_TLS_ADDR", tls.addr.to_string())
-            .env("QUEENS_CA_CERT", &cert),
+        Command::new(&python).current_dir(&package).envs([
+            ("QUEENS_ADDR", plain.addr.to_string()),
+            ("QUEENS_AUTH_ADDR", auth.addr.to_string()),
+            ("QUEENS_TOKEN", TOKEN.to_string()),
+            ("QUEENS_TLS_ADDR", tls.addr.to_string()),
+            ("QUEENS_CA_CERT", cert.display().to_string()),
+        ]),
         "tests",
         &venv.0.join("pytest"),
         Duration::from_secs(120),
