@@ -52,29 +52,17 @@ fn python_package_wheel_installs_and_calls_real_servers() {
     let plain = ServerProcess::start(&[]);
     let auth = common::token_server("python-package", TOKEN, &[]);
     let (_tls_dir, cert, tls) = common::tls_server("python-package");
-    let run = tools::run_bounded(
-        Command::new(&python)
-            .args(["-m", "pytest", "tests", "-v", "-rfEs"])
-            .args(["-p", "no:cacheprovider"])
-            .arg("--basetemp")
-            .arg(venv.0.join("pytest"))
-            .current_dir(&package)
-            .env("QUEENS_ADDR", plain.addr.to_string())
-            .env("QUEENS_AUTH_ADDR", auth.addr.to_string())
-            .env("QUEENS_TOKEN", TOKEN)
-            .env("QUEENS_TLS_ADDR", tls.addr.to_string())
-            .env("QUEENS_CA_CERT", &cert)
-            .env("PYTHONDONTWRITEBYTECODE", "1"),
+    let summary = tools::pytest(
+        Command::new(&python).current_dir(&package).envs([
+            ("QUEENS_ADDR", plain.addr.to_string()),
+            ("QUEENS_AUTH_ADDR", auth.addr.to_string()),
+            ("QUEENS_TOKEN", TOKEN.to_string()),
+            ("QUEENS_TLS_ADDR", tls.addr.to_string()),
+            ("QUEENS_CA_CERT", cert.display().to_string()),
+        ]),
+        "tests",
+        &venv.0.join("pytest"),
         Duration::from_secs(120),
-    );
-    let summary = run.stdout.lines().last().unwrap_or_default().to_string();
-    assert!(
-        run.success()
-            && summary.contains(" passed")
-            && !summary.contains("skipped")
-            && !summary.contains("deselected"),
-        "pytest clients/python/tests: {summary}\n{}",
-        run.output()
     );
     eprintln!("python package: {summary} ({:?} in all)", started.elapsed());
 }

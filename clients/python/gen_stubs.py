@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the package's gRPC stubs (src/queens_client/pb/) from proto/queens.proto.
+"""Regenerates the package's message stubs (src/queens_client/pb/) from proto/queens.proto.
 
 Run at development time, after a change of the proto, with grpcio-tools installed (its pin is
 in tests/requirements.txt), and commit the result: users install the stubs, they never
@@ -17,8 +17,9 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 PROTO = HERE.parent.parent / "proto" / "queens.proto"
 PACKAGE_STUBS = HERE / "src" / "queens_client" / "pb"
-# The files protoc writes for queens.proto, all of them committed.
-STUBS = ("queens_pb2.py", "queens_pb2.pyi", "queens_pb2_grpc.py")
+# The files protoc writes for queens.proto, all of them committed (the calls are not
+# generated: queens_client.Stub makes them from a table).
+STUBS = ("queens_pb2.py", "queens_pb2.pyi")
 
 
 def generate(out_dir: pathlib.Path = PACKAGE_STUBS) -> None:
@@ -33,21 +34,11 @@ def generate(out_dir: pathlib.Path = PACKAGE_STUBS) -> None:
             f"--proto_path={PROTO.parent}",
             f"--python_out={out_dir}",
             f"--pyi_out={out_dir}",
-            f"--grpc_python_out={out_dir}",
             str(PROTO),
         ]
     )
     if status != 0:
         raise RuntimeError(f"protoc failed on {PROTO} (exit {status})")
-    # protoc imports the messages as a top-level module; inside a package they are a sibling.
-    grpc_stub = out_dir / "queens_pb2_grpc.py"
-    text = grpc_stub.read_text()
-    absolute = "import queens_pb2 as queens__pb2"
-    if absolute not in text:
-        raise RuntimeError(f"{grpc_stub}: no line {absolute!r} to make relative")
-    grpc_stub.write_text(
-        text.replace(absolute, "from . import queens_pb2 as queens__pb2")
-    )
 
 
 if __name__ == "__main__":

@@ -49,7 +49,6 @@ import queens_client
 
 # The package's stubs (queens-client, clients/python), as the example program uses them.
 pb = queens_client.pb
-pb_grpc = queens_client.pb_grpc
 
 HERE = pathlib.Path(__file__).resolve().parent
 COUNT_REF_SOURCE = HERE.parent.parent / "benches" / "count-ref.c"
@@ -127,17 +126,23 @@ def serve_replay(addr: str, n: int, boards: int) -> None:
 
     import grpc
 
-    class Replay(pb_grpc.QueensServicer):
-        def Enumerate(self, request, context):
-            batch = min(request.batch_size or 4096, ((4 << 20) - 16) // n)
-            full = pb.EnumerateResponse(packed=bytes(n * batch))
-            for _ in range(boards // batch):
-                yield full
-            if boards % batch:
-                yield pb.EnumerateResponse(packed=bytes(n * (boards % batch)))
+    def enumerate_(request, context):
+        batch = min(request.batch_size or 4096, ((4 << 20) - 16) // n)
+        full = pb.EnumerateResponse(packed=bytes(n * batch))
+        for _ in range(boards // batch):
+            yield full
+        if boards % batch:
+            yield pb.EnumerateResponse(packed=bytes(n * (boards % batch)))
+
+    replay = grpc.unary_stream_rpc_method_handler(
+        enumerate_,
+        request_deserializer=pb.EnumerateRequest.FromString,
+        response_serializer=pb.EnumerateResponse.SerializeToString,
+    )
+    handler = grpc.method_handlers_generic_handler("queens.v1.Queens", {"Enumerate": replay})
 
     server = grpc.server(futures.ThreadPoolExecutor(2))
-    pb_grpc.add_QueensServicer_to_server(Replay(), server)
+    server.add_generic_rpc_handlers((handler,))
     server.add_insecure_port(addr)
     server.start()
     print("ready", flush=True)

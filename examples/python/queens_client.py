@@ -70,7 +70,6 @@ def _installed_package():
 
 package = _installed_package()
 pb = package.pb.queens_pb2
-pb_grpc = package.pb.queens_pb2_grpc
 
 DEFAULT_ADDR = "127.0.0.1:50051"
 # The default of --token: a token in the environment stays out of the process list and the
@@ -125,7 +124,7 @@ def target_of(addr: str) -> str:
 
 def connect(
     addr: str, token: str | None = None
-) -> tuple[grpc.Channel, pb_grpc.QueensStub]:
+) -> tuple[grpc.Channel, package.Stub]:
     """Opens an insecure channel to addr ("host:port" or "http://host:port") and its Queens
     stub (the package's Client); with a token, every call made through them carries
     "authorization: Bearer <token>". Raises ValueError for an address it cannot use
@@ -153,7 +152,7 @@ class Unreachable(grpc.RpcError):
 
 
 def count(
-    stub: pb_grpc.QueensStub,
+    stub: package.Stub,
     n: int,
     fixed: Sequence[pb.Square] = (),
     shard: pb.Shard | None = None,
@@ -175,7 +174,7 @@ boards_of = package.boards_of
 
 
 def stream(
-    stub: pb_grpc.QueensStub,
+    stub: package.Stub,
     request: pb.EnumerateRequest,
     *,
     start_after: Sequence[int] | None = None,
@@ -247,7 +246,7 @@ def retryable(error: grpc.RpcError) -> bool:
 
 
 def enumerate_array(
-    stub: pb_grpc.QueensStub, request: pb.EnumerateRequest, **options
+    stub: package.Stub, request: pb.EnumerateRequest, **options
 ) -> numpy.ndarray:
     """Every board of request as one (boards, n) uint8 array (see `stream` for options)."""
     parts = list(stream(stub, request, **options))
@@ -437,7 +436,7 @@ def npy_rows(path: os.PathLike | str) -> int:
 
 
 def download(
-    stub: pb_grpc.QueensStub,
+    stub: package.Stub,
     request: pb.EnumerateRequest,
     out: BinaryIO | NpyWriter,
     *,
@@ -620,7 +619,7 @@ def say(message: str) -> None:
     tqdm.write(f"queens_client: {message}", file=sys.stderr)
 
 
-def run_enumerate(stub: pb_grpc.QueensStub, args: argparse.Namespace) -> None:
+def run_enumerate(stub: package.Stub, args: argparse.Namespace) -> None:
     request = pb.EnumerateRequest(
         n=args.n,
         fundamental=args.fundamental,
@@ -725,7 +724,7 @@ class Total:
 
     def __init__(
         self,
-        stub: pb_grpc.QueensStub,
+        stub: package.Stub,
         request: pb.CountRequest,
         bar: tqdm,
         fundamental: bool,

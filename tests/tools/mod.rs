@@ -89,6 +89,30 @@ impl Run {
     }
 }
 
+/// Runs pytest on `tests` (a file or directory, relative to the command's directory) with
+/// `python` set up by the caller (directory, environment); panics with its output unless
+/// every test passed (none skipped or deselected). Returns pytest's summary line.
+pub fn pytest(python: &mut Command, tests: &str, basetemp: &Path, limit: Duration) -> String {
+    let run = run_bounded(
+        python
+            .args(["-m", "pytest", tests, "-v", "-rfEs"])
+            .args(["-p", "no:cacheprovider", "--basetemp"])
+            .arg(basetemp)
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        limit,
+    );
+    let summary = run.stdout.lines().last().unwrap_or_default().to_string();
+    assert!(
+        run.success()
+            && summary.contains(" passed")
+            && !summary.contains("skipped")
+            && !summary.contains("deselected"),
+        "pytest {tests}: {summary}\n{}",
+        run.output()
+    );
+    summary
+}
+
 /// Runs `command` (stdin closed, outputs captured) in a process group of its own; at `limit`
 /// kills the whole group, so nothing it started outlives it.
 pub fn run_bounded(command: &mut Command, limit: Duration) -> Run {

@@ -1,5 +1,5 @@
 """Fixtures of the data-tools tests: the server's address (QUEENS_ADDR, host:port, set by the
-system suite's tests/system/flight.rs) and the Python example's client with fresh stubs, for
+system suite's tests/system/flight.rs) and the Python example's client (stubs from the package queens-client), for
 the packed Enumerate stream the Flight results are checked against. Run by hand:
 
     QUEENS_ADDR=127.0.0.1:50051 .venv/bin/python -m pytest tests
@@ -24,13 +24,9 @@ def addr() -> str:
 
 
 @pytest.fixture(scope="session")
-def queens(tmp_path_factory: pytest.TempPathFactory):
-    """The Python example's client module, its stubs generated from proto/queens.proto."""
-    import gen_stubs
-
-    out = tmp_path_factory.mktemp("stubs")
-    gen_stubs.generate(out)
-    sys.path.insert(0, str(out))
+def queens():
+    """The Python example's client module (its stubs those of the installed package
+    queens-client)."""
     import queens_client
 
     return queens_client

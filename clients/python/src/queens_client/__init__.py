@@ -10,12 +10,21 @@
             ...
         table = queens.read_table(12)         # pyarrow Table over Arrow Flight ([arrow] extra)
 
-Every failed call raises QueensError (its `code` a grpc.StatusCode). The generated stubs are
-`queens_client.pb.queens_pb2` and `queens_client.pb.queens_pb2_grpc`; `Client.stub` is a
-ready QueensStub for calls this API does not wrap.
+Every failed call raises QueensError (its `code` a grpc.StatusCode). The generated message
+stubs are `queens_client.pb.queens_pb2`; `Client.stub` (a Stub) holds the raw calls, for
+what this API does not wrap.
 """
 
-from ._client import Boards, Client, CountResult, Progress, Shard, Square, boards_of
+from ._client import (
+    Boards,
+    Client,
+    CountResult,
+    Progress,
+    Shard,
+    Square,
+    Stub,
+    boards_of,
+)
 from ._errors import QueensError
 
 __all__ = [
@@ -26,5 +35,6 @@ __all__ = [
     "QueensError",
     "Shard",
     "Square",
+    "Stub",
     "boards_of",
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import numpy as np
@@ -14,7 +14,6 @@ import numpy.typing as npt
 
 from ._errors import QueensError
 from .pb import queens_pb2 as pb
-from .pb import queens_pb2_grpc as pb_grpc
 
 if TYPE_CHECKING:
     import pyarrow
@@ -31,6 +30,16 @@ Shard = tuple[int, int]
 
 # Reconnect to a restarted server within seconds, not gRPC's default of up to 2 minutes.
 _CHANNEL_OPTIONS = (("grpc.max_reconnect_backoff_ms", 2000),)
+
+# The calls of queens.v1.Queens (proto/queens.proto): name -> (streams its replies, request
+# message, reply message).
+_METHODS = {
+    "Enumerate": (True, pb.EnumerateRequest, pb.EnumerateResponse),
+    "Count": (False, pb.CountRequest, pb.CountResponse),
+    "CountProgress": (True, pb.CountRequest, pb.CountUpdate),
+}
+
+_T = TypeVar("_T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,8 +106,8 @@ class Client:
         if token:
             # An interceptor rather than call credentials: gRPC sends those over TLS only.
             channel = grpc.intercept_channel(channel, _BearerToken(token))
-        #: The generated stub, for calls this class does not wrap.
-        self.stub = pb_grpc.QueensStub(channel)
+        #: The raw calls (grpc multi-callables), for what this class does not wrap.
+        self.stub = Stub(channel)
         self._flight: FlightReader | None = None
 
     def __enter__(self) -> Client:
@@ -146,22 +155,7 @@ class Client:
         """Counts like count(), yielding progress a few times a second; the last update has
         done = True and the exact result. Leaving the loop early cancels the count."""
         request = pb.CountRequest(n=n, fixed=_squares(fixed), shard=_shard(shard))
-        call = self.stub.CountProgress(request, timeout=timeout)
-        try:
-            for update in call:
-                yield Progress(
-                    solutions=update.solutions,
-                    fundamental=_optional(update, "fundamental"),
-                    turn_fixed=_optional(update, "turn_fixed"),
-                    subproblems_done=update.subproblems_done,
-                    subproblems_total=update.subproblems_total,
-                    elapsed_seconds=update.elapsed_seconds,
-                    done=update.done,
-                )
-        except grpc.RpcError as error:
-            raise QueensError.from_rpc_error(error) from error
-        finally:
-            call.cancel()  # no-op once the stream ended; stops the count otherwise
+        yield from _stream(self.stub.CountProgress(request, timeout=timeout), _progress)
 
     def enumerate(
         self,
@@ -197,16 +191,12 @@ class Client:
             compact=True,
             packed=packed,
         )
-        call = self.stub.Enumerate(request, timeout=timeout)
-        try:
-            for reply in call:
-                boards = boards_of(reply, n)
-                if len(boards):
-                    yield boards
-        except grpc.RpcError as error:
-            raise QueensError.from_rpc_error(error) from error
-        finally:
-            call.cancel()
+
+        def nonempty(reply: pb.EnumerateResponse) -> Boards | None:
+            boards = boards_of(reply, n)
+            return boards if len(boards) else None
+
+        yield from _stream(self.stub.Enumerate(request, timeout=timeout), nonempty)
 
     def read_table(
         self,
@@ -239,6 +229,52 @@ class Client:
             batch_size=batch_size,
         )
         return self._flight.read(question, timeout)
+
+
+class Stub:
+    """The calls of queens.v1.Queens on a channel as grpc multi-callables, like a generated
+    QueensStub: `stub.Count(request, timeout=...)`, `stub.Count.future(...)`, iterate
+    `stub.Enumerate(request)`. They raise grpc.RpcError, not QueensError."""
+
+    Enumerate: grpc.UnaryStreamMultiCallable
+    Count: grpc.UnaryUnaryMultiCallable
+    CountProgress: grpc.UnaryStreamMultiCallable
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        for name, (streams, request, reply) in _METHODS.items():
+            open_call = channel.unary_stream if streams else channel.unary_unary
+            method = open_call(
+                f"/queens.v1.Queens/{name}",
+                request_serializer=request.SerializeToString,
+                response_deserializer=reply.FromString,
+            )
+            setattr(self, name, method)
+
+
+def _stream(call: Any, convert: Callable[[Any], _T | None]) -> Iterator[_T]:
+    """The replies of a streaming call, converted (None: skipped). A failure raises
+    QueensError; leaving the loop early cancels the call (a no-op once it ended)."""
+    try:
+        for reply in call:
+            item = convert(reply)
+            if item is not None:
+                yield item
+    except grpc.RpcError as error:
+        raise QueensError.from_rpc_error(error) from error
+    finally:
+        call.cancel()
+
+
+def _progress(update: pb.CountUpdate) -> Progress:
+    return Progress(
+        solutions=update.solutions,
+        fundamental=_optional(update, "fundamental"),
+        turn_fixed=_optional(update, "turn_fixed"),
+        subproblems_done=update.subproblems_done,
+        subproblems_total=update.subproblems_total,
+        elapsed_seconds=update.elapsed_seconds,
+        done=update.done,
+    )
 
 
 def boards_of(reply: pb.EnumerateResponse, n: int) -> Boards:
