@@ -55,14 +55,31 @@ struct Example {
     expected: String,
 }
 
+/// Where a markdown text breaks the examples' convention, by the line it starts at.
+#[derive(Debug, thiserror::Error)]
+enum Malformed {
+    /// A code block with no closing fence.
+    #[error("line {0}: unclosed code block")]
+    Unclosed(usize),
+    /// A grpcurl command not alone in a `sh` block.
+    #[error("line {0}: a grpcurl example is a sh block of one line, the command")]
+    NotAlone(usize),
+    /// A grpcurl command without its output block after it.
+    #[error(
+        "line {0}: the grpcurl command must be followed by a json or text block with its \
+         output, not {1:?}"
+    )]
+    NoOutput(usize, String),
+}
+
 /// The grpcurl examples of a markdown text (`file` names it), or where it breaks the
 /// convention.
-fn examples(file: &'static str, markdown: &str) -> Result<Vec<Example>, String> {
+fn examples(file: &'static str, markdown: &str) -> Result<Vec<Example>, Malformed> {
     let lines: Vec<&str> = markdown.lines().collect();
     let block_end = |from: usize| {
         (from..lines.len())
             .find(|&i| lines[i].trim_end() == "```")
-            .ok_or_else(|| format!("line {from}: unclosed code block"))
+            .ok_or(Malformed::Unclosed(from))
     };
     let mut found = Vec::new();
     let mut i = 0;
@@ -81,9 +98,7 @@ fn examples(file: &'static str, markdown: &str) -> Result<Vec<Example>, String> 
         }
         let line = i + 2;
         if fence != "```sh" || calls != 1 || body.len() != 1 {
-            return Err(format!(
-                "line {line}: a grpcurl example is a sh block of one line, the command"
-            ));
+            return Err(Malformed::NotAlone(line));
         }
         let mut next = end + 1;
         while next < lines.len() && lines[next].trim().is_empty() {
@@ -91,10 +106,7 @@ fn examples(file: &'static str, markdown: &str) -> Result<Vec<Example>, String> 
         }
         let output = lines.get(next).map(|l| l.trim_end()).unwrap_or_default();
         if output != "```json" && output != "```text" {
-            return Err(format!(
-                "line {line}: the grpcurl command must be followed by a json or text block \
-                 with its output, not {output:?}"
-            ));
+            return Err(Malformed::NoOutput(line, output.to_string()));
         }
         let output_end = block_end(next + 1)?;
         found.push(Example {
