@@ -30,7 +30,7 @@ impl Last {
     /// returns how many; `free` has room for them and eight slots more.
     pub(super) fn place(
         self,
-        free: &mut [std::mem::MaybeUninit<u64>],
+        free: &mut Free,
         words: &[u64],
         attacks: &[u64],
         tier: Tier,
@@ -44,12 +44,7 @@ impl Last {
     }
 
     /// [`Last::place`] in plain Rust: every slot is written, and only fitting ones advance.
-    fn place_portable(
-        self,
-        free: &mut [std::mem::MaybeUninit<u64>],
-        words: &[u64],
-        attacks: &[u64],
-    ) -> usize {
+    fn place_portable(self, free: &mut Free, words: &[u64], attacks: &[u64]) -> usize {
         let mut added = 0;
         for (&word, &attack) in words.iter().zip(attacks) {
             free[added].write((word | self.up).wrapping_add(self.balance));
@@ -62,12 +57,7 @@ impl Last {
     /// and stored whole.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,popcnt")]
-    fn place_avx512(
-        self,
-        free: &mut [std::mem::MaybeUninit<u64>],
-        words: &[u64],
-        attacks: &[u64],
-    ) -> usize {
+    fn place_avx512(self, free: &mut Free, words: &[u64], attacks: &[u64]) -> usize {
         use std::arch::x86_64::*;
         let (bit, up, balance) = (
             _mm512_set1_epi64(self.bit as i64),
@@ -130,16 +120,19 @@ pub(super) fn extend(
 /// lacks (the head's traces and the middle queen's), and the head's share.
 type Head = [u64; 2];
 
+/// The slots a kernel writes the fitting tails' halves into, ahead of their count.
+type Free = [std::mem::MaybeUninit<u64>];
+
 /// [`extend`]'s loop over the heads, each head's halves written by `one` (which writes at
 /// most `tails`' length of slots, and returns how many it kept) after those kept before.
 #[inline(always)]
 fn each_head(
-    free: &mut [std::mem::MaybeUninit<u64>],
+    free: &mut Free,
     heads: &[u64],
     tails: &[u64],
     [spare, spare_tail]: [u64; 2],
     tail: Tail,
-    one: impl Fn(&mut [std::mem::MaybeUninit<u64>], Head, &[u64], Tail) -> usize,
+    one: impl Fn(&mut Free, Head, &[u64], Tail) -> usize,
 ) -> usize {
     let mut added = 0;
     for head in heads.chunks_exact(2) {
@@ -161,7 +154,7 @@ macro_rules! each_head_in {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
         fn $name(
-            free: &mut [std::mem::MaybeUninit<u64>],
+            free: &mut Free,
             heads: &[u64],
             tails: &[u64],
             spare: [u64; 2],
@@ -188,12 +181,7 @@ each_head_in!(
 );
 
 /// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
-fn extend_portable(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
+fn extend_portable(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail) -> usize {
     let mut added = 0;
     for &word in tails {
         free[added].write(tail.half(share, word));
@@ -207,23 +195,11 @@ fn extend_portable(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
 #[inline]
-fn extend_avx512(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
+fn extend_avx512(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail) -> usize {
     use std::arch::x86_64::*;
     let len = tails.len();
-    let (m, h) = (
-        _mm512_set1_epi64(meets as i64),
-        _mm512_set1_epi64(share as i64),
-    );
-    let (low, high, balance) = (
-        _mm512_set1_epi64(tail.low as i64),
-        _mm512_set1_epi64(tail.high as i64),
-        _mm512_set1_epi64(TAIL_BALANCE as i64),
-    );
+    let [m, h, low, high, balance] =
+        [meets, share, tail.low, tail.high, TAIL_BALANCE].map(|v| _mm512_set1_epi64(v as i64));
     let shift = _mm_cvtsi32_si128(tail.shift as i32);
     let whole = len / 8 * 8;
     let mut added = 0;
@@ -259,51 +235,34 @@ fn extend_avx512(
     added
 }
 
-/// [`extend`]'s loop four tails at a time, the fitting ones moved to the register's front
-/// by a permutation ([`compress_avx2`]) and the register stored whole.
+/// [`extend`]'s loop four tails at a time (each tail's half as in [`Tail::half`]), the
+/// fitting ones moved to the register's front by a permutation ([`compress_avx2`]) and the
+/// register stored whole.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
 #[inline]
-fn extend_avx2(
-    free: &mut [std::mem::MaybeUninit<u64>],
-    [meets, share]: Head,
-    tails: &[u64],
-    tail: Tail,
-) -> usize {
+fn extend_avx2(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail) -> usize {
     use std::arch::x86_64::*;
-    let len = tails.len();
-    let whole = len / 4 * 4;
-    let (m, h) = (
-        _mm256_set1_epi64x(meets as i64),
-        _mm256_set1_epi64x(share as i64),
-    );
-    let (low, high, balance) = (
-        _mm256_set1_epi64x(tail.low as i64),
-        _mm256_set1_epi64x(tail.high as i64),
-        _mm256_set1_epi64x(TAIL_BALANCE as i64),
-    );
+    let whole = tails.len() / 4 * 4;
+    let [m, h, low, high, balance] =
+        [meets, share, tail.low, tail.high, TAIL_BALANCE].map(|v| _mm256_set1_epi64x(v as i64));
     let shift = _mm_cvtsi32_si128(tail.shift as i32);
     let zero = _mm256_setzero_si256();
     let mut added = 0;
     for at in (0..whole).step_by(4) {
-        // SAFETY: `at + 4 <= len`; an unaligned load.
+        // SAFETY: `at + 4 <= whole <= tails.len()`; an unaligned load.
         let word = unsafe { _mm256_loadu_si256(tails.as_ptr().add(at).cast()) };
         let fits = _mm256_cmpeq_epi64(_mm256_and_si256(m, word), zero);
         let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
-        // As in [`Tail::half`].
         let shifted = _mm256_srl_epi64(word, shift);
         let half = _mm256_or_si256(
             _mm256_add_epi64(h, _mm256_and_si256(shifted, balance)),
             _mm256_or_si256(_mm256_and_si256(word, low), _mm256_and_si256(shifted, high)),
         );
+        let kept = compress_avx2(half, fits);
         // SAFETY: four words go to `free[added..]`, and `added <= at`, so they stay within
-        // its `len` slots.
-        unsafe {
-            _mm256_storeu_si256(
-                free.as_mut_ptr().add(added).cast(),
-                compress_avx2(half, fits),
-            )
-        };
+        // its `tails.len()` slots.
+        unsafe { _mm256_storeu_si256(free.as_mut_ptr().add(added).cast(), kept) };
         added += fits.count_ones() as usize;
     }
     added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)

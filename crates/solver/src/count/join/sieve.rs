@@ -453,9 +453,9 @@ fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
     let load = |at: usize| unsafe { _mm256_loadu_si256(ys.as_ptr().add(at).cast()) };
     // Each fitting pair subtracts -1 (all ones) from its lane.
     let mut acc = [zero; 4];
-    let mut groups = xs.chunks_exact(4);
-    for group in &mut groups {
-        let x: [__m256i; 4] = std::array::from_fn(|k| _mm256_set1_epi64x(group[k] as i64));
+    let (groups, remainder) = xs.as_chunks::<4>();
+    for group in groups {
+        let x = group.map(|word| _mm256_set1_epi64x(word as i64));
         for at in (0..whole).step_by(4) {
             let y = load(at);
             for k in 0..4 {
@@ -464,7 +464,7 @@ fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
             }
         }
     }
-    for &x in groups.remainder() {
+    for &x in remainder {
         let x = _mm256_set1_epi64x(x as i64);
         for at in (0..whole).step_by(4) {
             let fits = _mm256_cmpeq_epi64(_mm256_and_si256(x, load(at)), zero);
