@@ -3,7 +3,7 @@
 // reference enumerator, benches/count-ref.c in this repository) timed in the same run:
 //
 //   node bench.js [--addr URL] [--n 16] [--runs K] [--count-ref PATH] [--server-pid PID]
-//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay]
+//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay] [--grpc-js]
 //
 // Each line is one way of draining every board of n (14,772,512 for n = 16), with its wall
 // time, boards/s and ratio to the boards/s of `count-ref -e N | cat > /dev/null`:
@@ -14,9 +14,13 @@
 // - CLI text / CLI --packed: `node client.js enumerate N [--packed] | cat > /dev/null`, the
 //   command line end to end (start-up included; its progress line tells the boards written);
 // - Board form: the compact Board messages of before `packed`, read and formatted in this
-//   process (skip it with --no-boards: it is the slow one).
+//   process (skip it with --no-boards: it is the slow one);
+// - grpc-js, drain (with --grpc-js): the same packed stream through @grpc/grpc-js (a
+//   development dependency, loading proto/queens.proto with @grpc/proto-loader), its bytes
+//   touched like "packed, drain": the other gRPC stack, as the comparison.
 //
-// Every line goes through the package queens-client (../../clients/node), as client.js does.
+// Every other line goes through the package queens-client (../../clients/node), as client.js
+// does.
 //
 // The client's CPU seconds are shown for the in-process lines, the server's too with
 // --server-pid (read from /proc). count-ref is built with gcc -O3 -march=native into the
@@ -51,6 +55,7 @@ const { values } = parseArgs({
     'no-boards': { type: 'boolean' },
     'no-cli': { type: 'boolean' },
     replay: { type: 'boolean' },
+    'grpc-js': { type: 'boolean' },
     'replay-server': { type: 'boolean' },
   },
 });
@@ -127,6 +132,34 @@ async function drain(client, { packed = true, text = false, batchBytes }) {
   for await (const bytes of packedBatches(client, request, { packed })) {
     boards += bytes.length / n;
     sink += text ? packedToText(bytes, n).length : bytes[bytes.length - 1];
+  }
+  return { boards, sink };
+}
+
+/**
+ * A grpc-js client of addr (plaintext) for --grpc-js, with the windows the package uses (4 MiB
+ * for the connection and each stream); resolves once connected.
+ */
+function grpcJsClient(addr) {
+  const grpc = require('@grpc/grpc-js');
+  const protoLoader = require('@grpc/proto-loader');
+  const proto = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
+  const definition = protoLoader.loadSync(proto, { keepCase: true, longs: String, defaults: true });
+  const { Queens } = grpc.loadPackageDefinition(definition).queens.v1;
+  const target = addr.replace(/^http:\/\//, '');
+  const client = new Queens(target, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 4 << 20 });
+  return new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 10000, (error) => (error ? reject(error) : resolve(client))),
+  );
+}
+
+/** Drains the packed stream of n through grpc-js, touching each batch like drain(). */
+async function drainGrpcJs(client, batchBytes) {
+  let boards = 0;
+  let sink = 0;
+  for await (const reply of client.Enumerate({ n, packed: true, batch_size: Math.max(1, Math.floor(batchBytes / n)) })) {
+    boards += reply.packed.length / n;
+    sink += reply.packed[reply.packed.length - 1];
   }
   return { boards, sink };
 }
@@ -265,6 +298,14 @@ async function main() {
         for (const batchBytes of batchSizes) {
           const kib = `${batchBytes >> 10} KiB messages${suffix}`;
           check(await timed(`packed, drain, ${kib}`, () => drain(client, { batchBytes }), pid));
+          if (values['grpc-js']) {
+            const other = await grpcJsClient(addr);
+            try {
+              check(await timed(`grpc-js, drain, ${kib}`, () => drainGrpcJs(other, batchBytes), pid));
+            } finally {
+              other.close();
+            }
+          }
           check(await timed(`packed, text, ${kib}`, () => drain(client, { batchBytes, text: true }), pid));
         }
         if (!values['no-cli']) {
