@@ -60,8 +60,9 @@ export class QueensError extends Error {
 }
 
 // The system's errors of a broken or refused connection. Connect reports a connection reset
-// in the middle of a stream as ABORTED; gRPC's clients report these as UNAVAILABLE, the status
-// to retry on, and so does this one.
+// in the middle of a stream as ABORTED, and a connection closed under it as CANCELLED; gRPC's
+// clients report both as UNAVAILABLE, the status to retry on, and so does this one (CANCELLED
+// stays for a call the caller aborted).
 const CONNECTION_ERRORS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** The system's code (ECONNRESET, ERR_SSL_...) behind an error, if any. */
@@ -70,11 +71,15 @@ function systemCode(error) {
   return undefined;
 }
 
-/** Any error of a call as a QueensError (a ConnectError's code is the gRPC status). */
-function toQueensError(error) {
+/**
+ * Any error of a call as a QueensError (a ConnectError's code is the gRPC status); `signal` is
+ * the call's, to tell a cancel of the caller's from a closed connection.
+ */
+function toQueensError(error, signal) {
   if (error instanceof QueensError) return error;
   const connect = ConnectError.from(error);
-  const code = CONNECTION_ERRORS.has(systemCode(error)) ? Code.Unavailable : connect.code;
+  const lost = connect.code === Code.Canceled && !signal?.aborted;
+  const code = lost || CONNECTION_ERRORS.has(systemCode(error)) ? Code.Unavailable : connect.code;
   return new QueensError(code, connect.rawMessage, { cause: error });
 }
 
@@ -188,7 +193,7 @@ export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } =
         if (bytes.length > 0) yield bytes;
       }
     } catch (error) {
-      throw toQueensError(error);
+      throw toQueensError(error, options.signal);
     }
   }
 
@@ -202,7 +207,7 @@ export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } =
         const reply = await rpc.count(countRequest(n, options), callOptions(options));
         return { solutions: reply.solutions, fundamental: reply.fundamental, turnFixed: reply.turnFixed };
       } catch (error) {
-        throw toQueensError(error);
+        throw toQueensError(error, options.signal);
       }
     },
 
@@ -225,7 +230,7 @@ export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } =
           };
         }
       } catch (error) {
-        throw toQueensError(error);
+        throw toQueensError(error, options.signal);
       }
     },
 
