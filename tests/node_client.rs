@@ -1,6 +1,6 @@
-//! The Node example (`examples/node`, @grpc/grpc-js loading `proto/queens.proto` at run time)
-//! against the real `queens` binary: its `node --test` suite, after `npm ci` of its packages
-//! under `target/tools/node` (found through `NODE_PATH`). Covers the n = 10 stream (724
+//! The Node example (`examples/node`, on the package `clients/node`) against the real `queens`
+//! binary: its `node --test` suite, after `npm ci` of its packages (a copy of the package and
+//! its dependencies) under `target/tools/node` (found through `NODE_PATH`). Covers the n = 10 stream (724
 //! boards in order, batches of 64), Count (92 and 12 for n = 8, no `fundamental` with fixed
 //! queens), resuming a download file, errors, and the command line
 //! (`test/client.test.js`); the packed form equal to the Board stream record for record with

@@ -3,7 +3,7 @@
 // reference enumerator, benches/count-ref.c in this repository) timed in the same run:
 //
 //   node bench.js [--addr URL] [--n 16] [--runs K] [--count-ref PATH] [--server-pid PID]
-//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay] [--package]
+//                 [--batch-bytes B,B,...] [--no-boards] [--no-cli] [--replay] [--grpc-js]
 //
 // Each line is one way of draining every board of n (14,772,512 for n = 16), with its wall
 // time, boards/s and ratio to the boards/s of `count-ref -e N | cat > /dev/null`:
@@ -15,28 +15,31 @@
 //   command line end to end (start-up included; its progress line tells the boards written);
 // - Board form: the compact Board messages of before `packed`, read and formatted in this
 //   process (skip it with --no-boards: it is the slow one);
-// - package, drain (with --package): the packed stream through the Node package
-//   (../../clients/node, Connect's gRPC transport; run `npm ci` there first), its bytes
-//   touched like "packed, drain": the same stream from the other gRPC stack.
+// - grpc-js, drain (with --grpc-js): the same packed stream through @grpc/grpc-js (a
+//   development dependency, loading proto/queens.proto with @grpc/proto-loader), its bytes
+//   touched like "packed, drain": the other gRPC stack, as the comparison.
+//
+// Every other line goes through the package queens-client (../../clients/node), as client.js
+// does.
 //
 // The client's CPU seconds are shown for the in-process lines, the server's too with
 // --server-pid (read from /proc). count-ref is built with gcc -O3 -march=native into the
 // system's temporary folder unless --count-ref names a build.
 //
 // --replay measures the client alone: the packed and CLI lines again against a stand-in
-// server (this file, run as a child with --replay-server) that replays the records of
-// `count-ref -e N`, held in memory, as packed messages of the requested batch size and costs
-// next to nothing per board. It answers Enumerate only, and ignores every field but n and
-// batch_size (its order is count-ref's, not lexicographic). The difference between these
-// lines and the ones against the real server is the server's share.
+// server (this file, run as a child with --replay-server: gRPC by hand on node:http2) that
+// replays the records of `count-ref -e N`, held in memory, as packed messages of the
+// requested batch size and costs next to nothing per board. It answers Enumerate only, and
+// ignores every field but batch_size (its order is count-ref's, not lexicographic). The
+// difference between these lines and the ones against the real server is the server's share.
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { pathToFileURL } = require('node:url');
 const { parseArgs } = require('node:util');
+const { Status } = require('queens-client');
 const { connect, packedBatches, packedToText, PACKED_BATCH_BYTES } = require('./client.js');
 
 const COUNT_REF_SOURCE = path.join(__dirname, '..', '..', 'benches', 'count-ref.c');
@@ -52,7 +55,7 @@ const { values } = parseArgs({
     'no-boards': { type: 'boolean' },
     'no-cli': { type: 'boolean' },
     replay: { type: 'boolean' },
-    package: { type: 'boolean' },
+    'grpc-js': { type: 'boolean' },
     'replay-server': { type: 'boolean' },
   },
 });
@@ -111,16 +114,19 @@ async function countRef(binary) {
   return { boards: Number(/\d+/.exec(stderr)[0]), childCpu: cpu };
 }
 
-/** Resolves once client is connected: the connection's set-up is not measured. */
-function ready(client) {
-  return new Promise((resolve, reject) =>
-    client.waitForReady(Date.now() + 10000, (error) => (error ? reject(error) : resolve())),
-  );
+/**
+ * Resolves once client is connected: the connection's set-up is not measured. (Any answer
+ * will do: the replay server answers Count with UNIMPLEMENTED.)
+ */
+async function ready(client) {
+  await client.count(4).catch((error) => {
+    if (error.code !== Status.UNIMPLEMENTED) throw error;
+  });
 }
 
 /** Drains the stream of n in this process: format the batches as text, or only touch them. */
 async function drain(client, { packed = true, text = false, batchBytes }) {
-  const request = { n, batch_size: packed ? Math.max(1, Math.floor(batchBytes / n)) : 1024 };
+  const request = { n, batchSize: packed ? Math.max(1, Math.floor(batchBytes / n)) : 1024 };
   let boards = 0;
   let sink = 0;
   for await (const bytes of packedBatches(client, request, { packed })) {
@@ -130,18 +136,30 @@ async function drain(client, { packed = true, text = false, batchBytes }) {
   return { boards, sink };
 }
 
-/** The Node package (an ES module), for --package. */
-function loadPackage() {
-  return import(pathToFileURL(path.join(__dirname, '..', '..', 'clients', 'node', 'src', 'index.js')).href);
+/**
+ * A grpc-js client of addr (plaintext) for --grpc-js, with the windows the package uses (4 MiB
+ * for the connection and each stream); resolves once connected.
+ */
+function grpcJsClient(addr) {
+  const grpc = require('@grpc/grpc-js');
+  const protoLoader = require('@grpc/proto-loader');
+  const proto = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
+  const definition = protoLoader.loadSync(proto, { keepCase: true, longs: String, defaults: true });
+  const { Queens } = grpc.loadPackageDefinition(definition).queens.v1;
+  const target = addr.replace(/^http:\/\//, '');
+  const client = new Queens(target, grpc.credentials.createInsecure(), { 'grpc-node.flow_control_window': 4 << 20 });
+  return new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 10000, (error) => (error ? reject(error) : resolve(client))),
+  );
 }
 
-/** Drains the stream of n through the package's enumerate, touching each batch like drain(). */
-async function drainPackage(client, batchBytes) {
+/** Drains the packed stream of n through grpc-js, touching each batch like drain(). */
+async function drainGrpcJs(client, batchBytes) {
   let boards = 0;
   let sink = 0;
-  for await (const bytes of client.enumerate(n, { batchSize: Math.max(1, Math.floor(batchBytes / n)) })) {
-    boards += bytes.length / n;
-    sink += bytes[bytes.length - 1];
+  for await (const reply of client.Enumerate({ n, packed: true, batch_size: Math.max(1, Math.floor(batchBytes / n)) })) {
+    boards += reply.packed.length / n;
+    sink += reply.packed[reply.packed.length - 1];
   }
   return { boards, sink };
 }
@@ -161,35 +179,87 @@ function row({ label, boards, seconds, rate, clientCpu, serverCpu }, reference) 
   return `${label.padEnd(44)} ${String(boards).padStart(9)} boards ${seconds.toFixed(2).padStart(6)} s ${(rate / 1e6).toFixed(2).padStart(5)} M boards/s ${ratio.padStart(6)}  (${cpu})`;
 }
 
-/** The stand-in server of --replay: the raw records on stdin, served as packed messages. */
+/** The value of field `field` (a varint) of a protobuf message, or 0. */
+function varintField(message, field) {
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = message[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < message.length) {
+    const key = varint();
+    const wire = key & 7;
+    if (wire === 0) {
+      const value = varint();
+      if (key >>> 3 === field) return value;
+    } else if (wire === 2) at += varint();
+    else at += wire === 1 ? 8 : 4;
+  }
+  return 0;
+}
+
+/** A gRPC message frame holding an EnumerateResponse with `packed` (field 2) = records. */
+function packedFrame(records) {
+  const length = [];
+  for (let v = records.length; ; v = Math.floor(v / 128)) {
+    if (v < 128) {
+      length.push(v);
+      break;
+    }
+    length.push((v & 0x7f) | 0x80);
+  }
+  const header = Buffer.alloc(5 + 1 + length.length);
+  header.writeUInt32BE(1 + length.length + records.length, 1); // byte 0: not compressed
+  header[5] = 0x12; // field 2, length-delimited
+  Buffer.from(length).copy(header, 6);
+  return header;
+}
+
+/**
+ * The stand-in server of --replay: the raw records on stdin, served as packed messages by
+ * gRPC's framing written by hand on node:http2 (Enumerate only).
+ */
 async function replayServer() {
-  const grpc = require('@grpc/grpc-js');
-  const protoLoader = require('@grpc/proto-loader');
+  const http2 = require('node:http2');
   const chunks = [];
   for await (const chunk of process.stdin) chunks.push(chunk);
   const records = Buffer.concat(chunks);
-  const proto = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
-  const definition = protoLoader.loadSync(proto, { keepCase: true, longs: String, defaults: true });
-  const server = new grpc.Server({ 'grpc-node.flow_control_window': 4 << 20 });
-  server.addService(grpc.loadPackageDefinition(definition).queens.v1.Queens.service, {
-    Enumerate(call) {
-      const size = Math.min(call.request.batch_size || 65536, Math.floor((4 << 20) / n) - 1) * n;
+  const server = http2.createServer();
+  // A client that goes away mid-stream (the CLI when it is done) is not the server's error.
+  server.on('session', (session) => session.on('error', () => {}));
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    const body = [];
+    stream.on('data', (chunk) => body.push(chunk));
+    stream.on('end', () => {
+      if (headers[':path'] !== '/queens.v1.Queens/Enumerate') {
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12' }, { endStream: true });
+        return;
+      }
+      const batch = varintField(Buffer.concat(body).subarray(5), 7);
+      const size = Math.min(batch || 65536, Math.floor((4 << 20) / n) - 1) * n;
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
       let at = 0;
       const pump = () => {
         while (at < records.length) {
-          const more = call.write({ packed: records.subarray(at, at + size) });
+          if (stream.destroyed) return;
+          const part = records.subarray(at, at + size);
+          stream.write(packedFrame(part));
+          const more = stream.write(part);
           at += size;
-          if (!more) return void call.once('drain', pump);
+          if (!more) return void stream.once('drain', pump);
         }
-        call.end();
+        stream.end();
       };
       pump();
-    },
+    });
   });
-  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => {
-    if (error) throw error;
-    console.log(`127.0.0.1:${port}`);
-  });
+  server.listen(0, '127.0.0.1', () => console.log(`127.0.0.1:${server.address().port}`));
 }
 
 /** Starts the --replay stand-in fed by count-ref; resolves to { addr, child } once it listens. */
@@ -209,7 +279,6 @@ function startReplay(binary) {
 async function main() {
   if (values['replay-server']) return replayServer();
   const binary = countRefBinary();
-  const queensClient = values.package ? await loadPackage() : undefined;
   const client = connect(values.addr);
   const batchSizes = values['batch-bytes'].split(',').map(Number);
   console.log(`n = ${n}, server ${values.addr}, ${os.cpus().length} cores, node ${process.version}; ratio = boards/s over count-ref's`);
@@ -229,12 +298,12 @@ async function main() {
         for (const batchBytes of batchSizes) {
           const kib = `${batchBytes >> 10} KiB messages${suffix}`;
           check(await timed(`packed, drain, ${kib}`, () => drain(client, { batchBytes }), pid));
-          if (queensClient) {
-            const packageClient = queensClient.createClient(addr);
+          if (values['grpc-js']) {
+            const other = await grpcJsClient(addr);
             try {
-              check(await timed(`package, drain, ${kib}`, () => drainPackage(packageClient, batchBytes), pid));
+              check(await timed(`grpc-js, drain, ${kib}`, () => drainGrpcJs(other, batchBytes), pid));
             } finally {
-              packageClient.close();
+              other.close();
             }
           }
           check(await timed(`packed, text, ${kib}`, () => drain(client, { batchBytes, text: true }), pid));

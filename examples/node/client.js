@@ -1,30 +1,29 @@
 #!/usr/bin/env node
-// A small client of the queens gRPC service (queens.v1.Queens), loading proto/queens.proto at
-// run time with @grpc/proto-loader: no generated code.
+// A small client of the queens gRPC service (queens.v1.Queens) on the package queens-client
+// (../../clients/node: generated messages, Connect's gRPC transport), which this file
+// requires (an ES module, required from CommonJS as Node 20.19 and later allow).
 //
 //   node client.js [--addr URL] [--token TOKEN] enumerate N [--out FILE] [--packed] [...]
 //   node client.js [--addr URL] [--token TOKEN] count N [--fixed R,C ...] [--shard I/K]
 //
-// `enumerate` asks for the packed form (EnumerateRequest.packed: each response carries its
-// boards as consecutive n-byte records) and writes the solutions compactly, one column vector
-// per line ("1,3,0,2"), straight from those bytes, or with --packed the raw n-byte records
-// themselves, to stdout or a file as they arrive, with a progress line on stderr. With --out
-// it resumes: the file records the last board written, so running the same command again
-// continues after it with `start_after`; a stream broken by the server (UNAVAILABLE) is
-// resumed the same way without restarting. The finished file holds every board exactly once,
-// in order.
+// `enumerate` streams the packed form through the package (each response's boards as
+// consecutive n-byte records, one Uint8Array per message) and writes the solutions compactly,
+// one column vector per line ("1,3,0,2"), straight from those bytes, or with --packed the raw
+// n-byte records themselves, to stdout or a file as they arrive, with a progress line on
+// stderr. With --out it resumes: the file records the last board written, so running the
+// same command again continues after it with `startAfter`; a stream broken by the server
+// (UNAVAILABLE) is resumed the same way without restarting. The finished file holds every
+// board exactly once, in order. Resuming, retrying and the files are this file's; the calls,
+// the token and TLS are the package's.
 //
 // With --token (or the environment variable QUEENS_TOKEN) every call carries the metadata
 // "authorization: Bearer TOKEN", for a server started with --auth-tokens.
 'use strict';
 
 const fs = require('node:fs');
-const path = require('node:path');
 const { parseArgs } = require('node:util');
-const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
+const { createClient, Status } = require('queens-client');
 
-const PROTO = path.join(__dirname, '..', '..', 'proto', 'queens.proto');
 const DEFAULT_ADDR = 'http://127.0.0.1:50051';
 // The default of --token: a token in the environment stays out of the process list and the
 // shell history.
@@ -38,32 +37,14 @@ const DEFAULT_BATCH_SIZE = 1024;
 // 4 MiB and flushes a partly filled one after a moment, so sparse searches still arrive as
 // they are found.
 const PACKED_BATCH_BYTES = 1 << 20;
-// Largest message accepted: a margin over the server's 4 MiB cap, which is also grpc-js's
-// default limit (a server whose cap counted differently would otherwise fail every stream).
-const MAX_RECEIVE_BYTES = 8 << 20;
-// Until its channel has once been READY (connected to the server), a client takes an
-// UNAVAILABLE for "cannot connect" and reports it at once instead of retrying.
-const READY = grpc.connectivityState.READY;
-
-/** The Queens client class, from the proto loaded now. uint64 fields arrive as strings. */
-function loadQueens() {
-  const definition = protoLoader.loadSync(PROTO, {
-    keepCase: true, // field names as in the proto: start_after, batch_size
-    longs: String, // uint64 as decimal strings: no precision lost above 2^53
-    defaults: true, // zero values present (solutions: '0', packed: an empty Buffer)
-    oneofs: true, // `_fundamental` tells whether the optional `fundamental` was sent
-    // `bytes` left unset: `packed` arrives as a Buffer, a view of the received message (not
-    // String, which would base64-encode it, nor Array, a JavaScript array of numbers).
-  });
-  return grpc.loadPackageDefinition(definition).queens.v1.Queens;
-}
+const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([name, code]) => [code, name]));
 
 /** Why a command line cannot be used: printed as one line and the usage, exit status 2. */
 class UsageError extends Error {}
 
 /**
- * The grpc-js target and security of an address: "host:port", "http://host:port" (the Rust
- * CLI's form) or "https://host:port" (TLS). Throws a UsageError for anything else.
+ * The URL of an address: "host:port", "http://host:port" (the Rust CLI's form) or
+ * "https://host:port" (TLS); { target, tls }. Throws a UsageError for anything else.
  */
 function parseAddr(text) {
   const match = /^(?:([a-z][a-z0-9+.-]*):\/\/)?([^/]+)\/?$/i.exec(text);
@@ -72,83 +53,54 @@ function parseAddr(text) {
     throw new UsageError(`--addr ${text}: expected HOST:PORT, http://HOST:PORT or https://HOST:PORT`);
   }
   const tls = scheme === 'https';
-  let target = match[2];
+  let host = match[2];
   // A URL without a port means the scheme's port, as it does for the Rust CLI.
-  if (scheme && !/:\d+$/.test(target)) target += tls ? ':443' : ':80';
-  return { target, tls };
+  if (scheme && !/:\d+$/.test(host)) host += tls ? ':443' : ':80';
+  return { target: `${tls ? 'https' : 'http'}://${host}`, tls };
 }
 
 /**
- * A client of the server at addr ("host:port", "http://host:port" or "https://host:port");
- * with options.token, every call made through it carries "authorization: Bearer <token>";
- * over https://, options.caCert (PEM bytes) is the certificate authority to trust (the
- * system's by default); options.channelOptions add to or override the grpc-js channel
- * options below. client.connected tells whether it ever reached the server.
+ * The package's client of the server at addr ("host:port", "http://host:port" or
+ * "https://host:port"); with options.token, every call made through it carries
+ * "authorization: Bearer <token>"; over https://, options.caCert (PEM bytes) is the
+ * certificate authority to trust (the system's by default); options.windowBytes, the package's
+ * HTTP/2 receive window (4 MiB by default). client.connected tells whether a call of this
+ * file has ever had an answer from the server.
  */
 function connect(addr, options = {}) {
   const { target, tls } = parseAddr(addr);
   if (options.caCert && !tls) throw new UsageError('--ca-cert needs an https:// address');
-  const Queens = loadQueens();
-  const credentials = tls ? grpc.credentials.createSsl(options.caCert ?? null) : grpc.credentials.createInsecure();
-  const client = new Queens(target, credentials, {
-    // Reconnect to a restarted server within seconds, not after gRPC's default of up to 2 min.
-    'grpc.max_reconnect_backoff_ms': 2000,
-    'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
-    // A 4 MiB HTTP/2 window instead of 64 KiB: the server sends 1 MiB messages without
-    // waiting for a window update every 64 KiB. Drained from a replay server like bench.js's:
-    // 41 M boards/s against 23 to 36 M; no difference against the real server, whose search
-    // is the limit.
-    'grpc-node.flow_control_window': 4 << 20,
-    interceptors: options.token ? [bearerToken(options.token)] : [],
-    ...options.channelOptions,
-  });
+  const client = createClient(target, { token: options.token, ca: options.caCert, windowBytes: options.windowBytes });
   client.connected = false;
-  const channel = client.getChannel();
-  const watch = (state) => {
-    if (state === READY) client.connected = true;
-    else if (state !== grpc.connectivityState.SHUTDOWN) {
-      channel.watchConnectivityState(state, Infinity, () => watch(channel.getConnectivityState(false)));
-    }
-  };
-  watch(channel.getConnectivityState(false));
   return client;
 }
 
 /**
- * An interceptor that adds "authorization: Bearer <token>" to the metadata of every call
- * (Count, CountProgress, Enumerate). Not call credentials: grpc-js sends those only over TLS,
- * and this channel may be plaintext.
+ * Whether error is the client never having reached the server (nothing listening, say): an
+ * UNAVAILABLE before any answer.
  */
-function bearerToken(token) {
-  const value = `Bearer ${token}`;
-  return (options, nextCall) =>
-    new grpc.InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        metadata.set('authorization', value);
-        next(metadata, listener);
-      },
-    });
+function cannotConnect(client, error) {
+  return error.code === Status.UNAVAILABLE && !client.connected;
 }
 
-/** Whether error is the channel never having reached the server (nothing listening, say). */
-function cannotConnect(client, error) {
-  return error.code === grpc.status.UNAVAILABLE && !client.connected;
+/** Marks client as connected when error came from the server (anything but UNAVAILABLE). */
+function heard(client, error) {
+  if (typeof error.code === 'number' && error.code !== Status.UNAVAILABLE) client.connected = true;
+  return error;
 }
 
 /**
  * Counts: resolves to { solutions, fundamental } as BigInts; fundamental is undefined when
- * the server leaves it out (it does when queens are fixed).
+ * the server leaves it out (it does when queens are fixed). request: { n, fixed, shard }.
  */
-function count(client, request) {
-  return new Promise((resolve, reject) => {
-    client.Count(request, (error, reply) => {
-      if (error) return reject(error);
-      resolve({
-        solutions: BigInt(reply.solutions),
-        fundamental: reply._fundamental === 'fundamental' ? BigInt(reply.fundamental) : undefined,
-      });
-    });
-  });
+async function count(client, { n, ...options }) {
+  try {
+    const counted = await client.count(n, options);
+    client.connected = true;
+    return { solutions: counted.solutions, fundamental: counted.fundamental };
+  } catch (error) {
+    throw heard(client, error);
+  }
 }
 
 // The text of a column c followed by ',' as up to 4 little-endian bytes ("3," is 0x2c33), and
@@ -190,40 +142,21 @@ function packedToBoards(bytes, n) {
   return boards;
 }
 
-/** Board messages (their `columns`) as packed records: the form of a packed response. */
-function boardsToPacked(boards, n) {
-  const bytes = new Uint8Array(boards.length * n);
-  boards.forEach((board, i) => bytes.set(board.columns, i * n));
-  return bytes;
-}
-
 // A stream that fails with one of these is asked again from its last board: the server
 // restarting or shutting down or the connection breaking (UNAVAILABLE), the server's search
 // slots all busy ("retry later": RESOURCE_EXHAUSTED), or the server's time limit on one search
 // ending a long stream (DEADLINE_EXCEEDED). Anything else is an answer and is thrown, and so
 // is UNAVAILABLE before the client ever reached the server (nothing listening there).
-const RETRYABLE = new Set([
-  grpc.status.UNAVAILABLE,
-  grpc.status.RESOURCE_EXHAUSTED,
-  grpc.status.DEADLINE_EXCEEDED,
-]);
+const RETRYABLE = new Set([Status.UNAVAILABLE, Status.RESOURCE_EXHAUSTED, Status.DEADLINE_EXCEEDED]);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Whether error is grpc-js refusing a message above MAX_RECEIVE_BYTES: RESOURCE_EXHAUSTED
- * too, but this client's own limit, which asking again would only hit again.
- */
-function tooLarge(error) {
-  return error.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/i.test(error.details ?? '');
-}
-
-/**
- * The boards of request after options.startAfter (else request.start_after), as batches of
- * packed records: a Uint8Array of n bytes per board for each response. Asks for the packed
- * form unless options.packed is false (then it asks for compact Board messages and packs
- * them; a server older than `packed` answers in that form too, and is read the same way).
- * request.limit counts the boards of all attempts together.
+ * The boards of request ({ n, and the package's enumerate options: fundamental, fixed, shard,
+ * startAfter, limit, batchSize }) after options.startAfter (else request.startAfter), as
+ * batches of packed records: a Uint8Array of n bytes per board for each response. With
+ * options.packed false it asks for Board messages (the package packs them). request.limit
+ * counts the boards of all attempts together.
  *
  * On a RETRYABLE error it waits a little (backing off up to 2 s), then asks again after the
  * last board of the last batch taken, until the stream ends or nothing arrived for
@@ -232,26 +165,18 @@ function tooLarge(error) {
  */
 async function* packedBatches(client, request, options = {}) {
   const { packed = true, giveUpAfterMs = 60000, log = () => {} } = options;
-  const n = request.n;
-  let last = options.startAfter ?? request.start_after ?? [];
+  const { n, ...search } = request;
+  let last = options.startAfter ?? request.startAfter ?? [];
   const limit = BigInt(request.limit ?? 0);
   let left = limit > 0n ? limit : undefined;
   let failures = 0;
   let failedSince = 0;
   for (;;) {
     if (left === 0n) return;
-    const call = client.Enumerate({
-      ...request,
-      compact: true,
-      packed,
-      start_after: last,
-      limit: left === undefined ? 0 : String(left),
-    });
+    const batches = client.enumerate(n, { ...search, packed, startAfter: last, limit: left ?? 0n });
     try {
-      for await (const reply of call) {
+      for await (const bytes of batches) {
         client.connected = true;
-        const bytes = reply.packed.length > 0 ? reply.packed : boardsToPacked(reply.boards, n);
-        if (bytes.length === 0) continue;
         if (bytes.length % n !== 0) throw new Error(`a packed response of ${bytes.length} bytes is not n = ${n} records`);
         yield bytes;
         last = Array.from(bytes.subarray(bytes.length - n));
@@ -260,17 +185,18 @@ async function* packedBatches(client, request, options = {}) {
       }
       return;
     } catch (error) {
-      if (!RETRYABLE.has(error.code) || cannotConnect(client, error) || tooLarge(error)) throw error;
+      heard(client, error);
+      if (!RETRYABLE.has(error.code) || cannotConnect(client, error)) throw error;
       if (failures === 0) {
         failedSince = Date.now();
-        log(`queens-client: ${grpc.status[error.code]} (${error.details}); resuming`);
+        log(`queens-client: ${STATUS_NAMES[error.code]} (${error.message}); resuming`);
       } else if (Date.now() - failedSince > giveUpAfterMs) {
         throw error;
       }
       failures += 1;
       await sleep(Math.min(100 * 2 ** failures, 2000));
     } finally {
-      call.cancel();
+      await batches.return();
     }
   }
 }
@@ -377,7 +303,7 @@ class Total {
         this.progress.total = this.limit && total > this.limit ? this.limit : total;
       },
       (error) => {
-        if (error.code === grpc.status.UNAVAILABLE) setTimeout(() => this.ask(), 1000).unref();
+        if (error.code === Status.UNAVAILABLE) setTimeout(() => this.ask(), 1000).unref();
       },
     );
   }
@@ -475,7 +401,7 @@ async function runEnumerate(client, n, values) {
   const raw = Boolean(values.packed);
   const request = searchRequest(n, values);
   if (values.fundamental) request.fundamental = true;
-  request.batch_size =
+  request.batchSize =
     values['batch-size'] !== undefined
       ? parseCount(values['batch-size'], '--batch-size', { min: 1, max: 2 ** 32 - 1 })
       : Math.max(1, Math.floor(PACKED_BATCH_BYTES / n));
@@ -517,7 +443,7 @@ async function runEnumerate(client, n, values) {
       already();
       return;
     }
-    written = await download(client, { ...request, limit: String(left) }, write, {
+    written = await download(client, { ...request, limit: left }, write, {
       raw,
       startAfter,
       onBoards: (k) => {
@@ -595,21 +521,25 @@ function parseCommandLine(argv) {
   return { command, n, values };
 }
 
+/** The system's code (ECONNREFUSED, ENOTFOUND, ERR_SSL_...) behind a failed call, if any. */
+function systemCode(error) {
+  for (let cause = error; cause; cause = cause.cause) if (typeof cause.code === 'string') return cause.code;
+  return undefined;
+}
+
 /** What a gRPC error means to the person at the terminal, as lines for stderr. */
 function describeError(error, addr, token) {
-  const details = error.details ?? '';
-  if (error.code === grpc.status.UNAVAILABLE && /^No connection established|^Name resolution failed/.test(details)) {
-    // grpc-js says "No connection established. Last error: Error: connect ECONNREFUSED
-    // 127.0.0.1:1. Resolution note: ": the last error is the news.
-    const last = (/Last error: (?:Error: )?(.*?)\.?\s*(?:Resolution note:.*)?$/s.exec(details)?.[1] ?? details).trim();
-    let why = last;
-    if (/ECONNREFUSED/.test(last)) why = 'connection refused (is the server running?)';
-    else if (/wrong version number/.test(last)) why = 'the server does not speak TLS there (an http:// address?)';
-    else if (/^Name resolution failed/.test(details)) why = `unknown host (${details})`;
+  const system = systemCode(error);
+  if (system !== undefined) {
+    // The connection or its TLS failed: no answer from a server at all.
+    let why = error.message.trim();
+    if (system === 'ECONNREFUSED') why = 'connection refused (is the server running?)';
+    else if (system === 'ERR_SSL_WRONG_VERSION_NUMBER') why = 'the server does not speak TLS there (an http:// address?)';
+    else if (system === 'ENOTFOUND' || system === 'EAI_AGAIN') why = `unknown host (${why})`;
     return [`queens-client: cannot connect to ${addr}: ${why}`];
   }
-  const lines = [`queens-client: ${grpc.status[error.code]}: ${error.details}`];
-  if (error.code === grpc.status.UNAUTHENTICATED) {
+  const lines = [`queens-client: ${STATUS_NAMES[error.code] ?? error.code}: ${error.message}`];
+  if (error.code === Status.UNAUTHENTICATED) {
     const hint = token ? 'the token was refused' : 'no token was given';
     lines.push(`queens-client: ${hint}; give the server's token with --token TOKEN or $${TOKEN_ENV}`);
   }
@@ -679,7 +609,6 @@ module.exports = {
   packedBatches,
   packedToText,
   packedToBoards,
-  boardsToPacked,
   readResumePoint,
   parseAddr,
   DEFAULT_BATCH_SIZE,
@@ -687,12 +616,5 @@ module.exports = {
 };
 
 if (require.main === module) {
-  // grpc-js names the host as the TLS server name even when it is an IP address, and Node
-  // then warns (DEP0123) on every https://127.0.0.1:... call; the certificate is still
-  // checked against the address. Only that warning is dropped.
-  const emitWarning = process.emitWarning;
-  process.emitWarning = (warning, ...rest) => {
-    if ((rest[0]?.code ?? rest[1]) !== 'DEP0123') emitWarning.call(process, warning, ...rest);
-  };
   main(process.argv.slice(2)).then((code) => (process.exitCode = code));
 }

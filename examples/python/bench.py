@@ -13,7 +13,8 @@ then the client draining the same N:
 - numpy: the packed stream read into numpy arrays (numpy.frombuffer per response, kept in a
   list), for each --batch (boards per message; default 0, the server's choice, as the
   client's default);
-- npy: the program's download to a .npy file (`enumerate N --out FILE.npy`);
+- npy: the program's download to a .npy file (queens_download.py `enumerate N --out
+  FILE.npy`);
 - text: the program's download to a text file (`enumerate N --out FILE`);
 - boards: the old way, compact Board messages (batch 1024) decoded one board at a time into
   the same arrays; slow, so only --boards-rounds rounds (default 1);
@@ -44,11 +45,10 @@ import tempfile
 import time
 
 import numpy
+from queens_client.pb import queens_pb2 as pb
 
-import queens_client
-
-# The package's stubs (queens-client, clients/python), as the example program uses them.
-pb = queens_client.pb
+import queens_download
+from board_files import NpyWriter
 
 HERE = pathlib.Path(__file__).resolve().parent
 COUNT_REF_SOURCE = HERE.parent.parent / "benches" / "count-ref.c"
@@ -174,7 +174,7 @@ def start_replay(n: int, boards: int) -> tuple[subprocess.Popen, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--addr", default=queens_client.DEFAULT_ADDR)
+    parser.add_argument("--addr", default=queens_download.DEFAULT_ADDR)
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
@@ -198,14 +198,14 @@ def main() -> None:
     modes = args.modes.split(",")
     if unknown := set(modes) - set(MODES):
         parser.error(f"unknown modes {sorted(unknown)}; choose from {','.join(MODES)}")
-    batches = args.batch or [queens_client.DEFAULT_BATCH_SIZE]
+    batches = args.batch or [queens_download.DEFAULT_BATCH_SIZE]
     n = args.n
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="queens-bench-"))
-    channel, stub = queens_client.connect(args.addr)
+    queens = queens_download.connect(args.addr)
     results: dict[str, list[tuple[float, float]]] = {}  # line -> [(boards/s, ratio)]
     try:
         count_ref = args.count_ref or build_count_ref(scratch)
-        expected = queens_client.count(stub, n)[0]
+        expected = queens.count(n).solutions
         print(
             f"n = {n}: {expected:,} boards; count-ref: {count_ref}; server at {args.addr}"
         )
@@ -235,9 +235,8 @@ def main() -> None:
             )
             if "numpy" in modes:
                 for batch in batches:
-                    request = pb.EnumerateRequest(n=n, batch_size=batch)
                     with Run(args.server_pid) as run:
-                        arrays = list(queens_client.stream(stub, request))
+                        arrays = list(queens_download.stream(queens, n, batch_size=batch))
                         boards = sum(len(a) for a in arrays)
                     report(f"packed -> numpy, batch {batch}", run, boards, reference)
                     check_order(arrays, n)
@@ -246,22 +245,18 @@ def main() -> None:
                 if mode not in modes:
                     continue
                 path = scratch / f"boards{suffix}"
-                request = pb.EnumerateRequest(
-                    n=n, batch_size=queens_client.DEFAULT_BATCH_SIZE, packed=True
-                )
+                batch = queens_download.DEFAULT_BATCH_SIZE
                 with Run(args.server_pid) as run:
-                    if mode == "npy":
-                        out = queens_client.NpyWriter(path, n)
-                    else:
-                        out = path.open("wb")
-                    boards = queens_client.download(stub, request, out)
+                    out = NpyWriter(path, n) if mode == "npy" else path.open("wb")
+                    boards = queens_download.download(queens, n, out, batch_size=batch)
                     out.close()
                 report(f"packed -> {mode} file", run, boards, reference)
                 path.unlink()
             if "boards" in modes and round_ < args.boards_rounds:
-                request = pb.EnumerateRequest(n=n, compact=True, batch_size=1024)
                 with Run(args.server_pid) as run:
-                    arrays = list(queens_client.stream(stub, request, packed=False))
+                    arrays = list(
+                        queens_download.stream(queens, n, batch_size=1024, packed=False)
+                    )
                     boards = sum(len(a) for a in arrays)
                 report("Board messages -> numpy", run, boards, reference)
                 check_order(arrays, n)
@@ -269,7 +264,7 @@ def main() -> None:
             if "flight" in modes:
                 import pyarrow.flight as flight
 
-                client = flight.connect(f"grpc://{queens_client.target_of(args.addr)}")
+                client = flight.connect(f"grpc://{queens_download.target_of(args.addr)}")
                 ticket = flight.Ticket(f'{{"n": {n}}}'.encode())
                 with Run(args.server_pid) as run:
                     table = client.do_get(ticket).read_all()
@@ -281,19 +276,20 @@ def main() -> None:
                 del table, column
             if "replay" in modes:
                 replay, replay_addr = start_replay(n, expected)
-                replay_channel, replay_stub = queens_client.connect(replay_addr)
+                replay_client = queens_download.connect(replay_addr)
                 try:
                     for batch in batches:
-                        request = pb.EnumerateRequest(n=n, batch_size=batch)
                         with Run(replay.pid) as run:
-                            arrays = list(queens_client.stream(replay_stub, request))
+                            arrays = list(
+                                queens_download.stream(replay_client, n, batch_size=batch)
+                            )
                             boards = sum(len(a) for a in arrays)
                         report(
                             f"replay -> numpy, batch {batch}", run, boards, reference
                         )
                         del arrays
                 finally:
-                    replay_channel.close()
+                    replay_client.close()
                     replay.kill()
                     replay.wait()
         print("median over the rounds:")
@@ -306,7 +302,7 @@ def main() -> None:
                 f"{min(rates) / 1e6:.2f}-{max(rates) / 1e6:.2f} M)"
             )
     finally:
-        channel.close()
+        queens.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -7,7 +7,8 @@
 //!   Its marker file holds the pins it was made from (and a fingerprint of the package's
 //!   files); a change of either makes a fresh one.
 //! - `node_modules()`: `npm ci` of `examples/node`'s packages under `<target>/tools/node`,
-//!   redone when its lock file changes; `web_modules()` the same of `web/`'s (the page's
+//!   among them a copy of the package `clients/node` the example is built on, redone when its
+//!   lock file or the package's files change; `web_modules()` the same of `web/`'s (the page's
 //!   build tools and the browser driver) under `<target>/tools/web`.
 //! - `client_node_modules()`: the same of `clients/node`'s (the Node package's dependencies
 //!   and its code generators) under `<target>/tools/node-package`.
@@ -210,7 +211,7 @@ fn install_python() -> PathBuf {
 
 /// The `bin` folder of the data tools' virtual environment (`<target>/tools/flight-venv`):
 /// `examples/flight`'s pins (pyarrow, polars, DuckDB, pytest), the Python example's and
-/// queens-client, which the example imports.
+/// queens-client, whose stream and Count the tests compare the tables with.
 pub fn data_tools_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -242,12 +243,21 @@ pub fn python_package() -> PathBuf {
 /// A line that changes when a file of the package that ends up installed changes (its
 /// `pyproject.toml` and `src/`), so that a venv holding an older copy is made afresh.
 fn python_package_fingerprint() -> String {
+    let package = python_package();
+    let hash = fingerprint(&[package.join("pyproject.toml"), package.join("src")]);
+    format!("clients/python {hash:016x}\n")
+}
+
+/// A hash of the files at `paths` (folders walked in order, without `node_modules` and
+/// compiled Python), their contents and their paths in the repository.
+fn fingerprint(paths: &[PathBuf]) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     fn walk(path: &Path, hasher: &mut DefaultHasher) {
         if path.is_dir() {
             let mut entries: Vec<PathBuf> = fs::read_dir(path)
-                .expect("read the package's folder")
+                .expect("read a package's folder")
                 .map(|e| e.expect("a folder entry").path())
+                .filter(|p| p.file_name().is_none_or(|name| name != "node_modules"))
                 .collect();
             entries.sort();
             for entry in entries {
@@ -259,9 +269,10 @@ fn python_package_fingerprint() -> String {
         }
     }
     let mut hasher = DefaultHasher::new();
-    walk(&python_package().join("pyproject.toml"), &mut hasher);
-    walk(&python_package().join("src"), &mut hasher);
-    format!("clients/python {:016x}\n", hasher.finish())
+    for path in paths {
+        walk(path, &mut hasher);
+    }
+    hasher.finish()
 }
 
 /// The `bin` folder of a virtual environment at `venv` holding what `pip install PIP_ARGS`
@@ -297,12 +308,13 @@ fn venv_with(venv: &Path, pins: &str, ready: &str, pip_args: &[OsString]) -> Pat
 }
 
 /// The `node_modules` of `examples/node`'s pinned packages, installed by `npm ci` from copies
-/// of its `package.json` and lock file in `<target>/tools/node` (redone when the lock file
-/// changes), so that the clone's own folders stay as they were. The example's CommonJS
-/// `require`s find them through `NODE_PATH`.
+/// of its `package.json`, lock file and `.npmrc` in `<target>/tools/node/examples/node`, beside
+/// a copy of the package its `file:../../clients/node` names (redone when the lock file or the
+/// package's files change), so that the clone's own folders stay as they were. The example's
+/// CommonJS `require`s find them through `NODE_PATH`.
 pub fn node_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| exclusively(|| npm_ci("examples/node", "node")))
+    DIR.get_or_init(|| exclusively(|| npm_ci("examples/node", "node", &["clients/node"])))
 }
 
 /// The `node_modules` of the page's pinned tools and libraries (`web/package-lock.json`:
@@ -311,7 +323,7 @@ pub fn node_modules() -> &'static Path {
 /// `QUEENS_WEB_MODULES`.
 pub fn web_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| exclusively(|| npm_ci("web", "web")))
+    DIR.get_or_init(|| exclusively(|| npm_ci("web", "web", &[])))
 }
 
 /// The `node_modules` of the Node package's pinned dependencies and code generators
@@ -320,29 +332,46 @@ pub fn web_modules() -> &'static Path {
 /// finds them through `QUEENS_NODE_MODULES`.
 pub fn client_node_modules() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| exclusively(|| npm_ci("clients/node", "node-package")))
+    DIR.get_or_init(|| exclusively(|| npm_ci("clients/node", "node-package", &[])))
 }
 
 /// `npm ci` of the packages of the repository's folder `source`, from copies of its
-/// `package.json` and lock file in `<target>/tools/<name>` (redone when the lock file
-/// changes); returns that `node_modules`.
-fn npm_ci(source: &str, name: &str) -> PathBuf {
+/// `package.json`, lock file and `.npmrc` (if any) in `<target>/tools/<name>`, or in
+/// `<target>/tools/<name>/<source>` with copies of the repository's folders `local` (the
+/// packages its `file:` dependencies name, without their `node_modules`) at their places
+/// beside it. Redone when the lock file or a file of `local` changes; returns that
+/// `node_modules`.
+fn npm_ci(source: &str, name: &str, local: &[&str]) -> PathBuf {
     let from = repo().join(source);
-    let dir = tools_dir().join(name);
+    let root = tools_dir().join(name);
+    let dir = if local.is_empty() {
+        root.clone()
+    } else {
+        root.join(source)
+    };
     let modules = dir.join("node_modules");
-    let pins = fs::read_to_string(from.join("package-lock.json")).expect("package-lock.json");
+    let locals: Vec<PathBuf> = local.iter().map(|l| repo().join(l)).collect();
+    let mut pins = fs::read_to_string(from.join("package-lock.json")).expect("package-lock.json");
+    if !local.is_empty() {
+        pins += &format!("\n{local:?} {:016x}\n", fingerprint(&locals));
+    }
     let marker = dir.join("queens-lock.json");
     if fs::read_to_string(&marker).ok().as_deref() == Some(pins.as_str())
         && modules.join(".package-lock.json").exists()
     {
         return modules;
     }
-    if dir.exists() {
-        fs::remove_dir_all(&dir).expect("remove the old node packages");
+    if root.exists() {
+        fs::remove_dir_all(&root).expect("remove the old node packages");
     }
     fs::create_dir_all(&dir).expect("create the node packages' folder");
-    for file in ["package.json", "package-lock.json"] {
-        fs::copy(from.join(file), dir.join(file)).expect("copy the package files");
+    for file in ["package.json", "package-lock.json", ".npmrc"] {
+        if from.join(file).exists() {
+            fs::copy(from.join(file), dir.join(file)).expect("copy the package files");
+        }
+    }
+    for (folder, path) in local.iter().zip(&locals) {
+        copy_tree(path, &root.join(folder));
     }
     install_step(
         &format!("npm ci for {source}"),
@@ -352,6 +381,22 @@ fn npm_ci(source: &str, name: &str) -> PathBuf {
     );
     fs::write(&marker, pins).expect("write the node marker");
     modules
+}
+
+/// Copies the folder `from` to `to`, without its `node_modules`.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create a folder of the copy");
+    for entry in fs::read_dir(from).expect("read a folder to copy") {
+        let path = entry.expect("a folder entry").path();
+        let target = to.join(path.file_name().expect("a file name"));
+        if path.is_dir() {
+            if path.file_name().is_none_or(|n| n != "node_modules") {
+                copy_tree(&path, &target);
+            }
+        } else {
+            fs::copy(&path, &target).expect("copy a file");
+        }
+    }
 }
 
 /// Runs a `node --test` command within `limit` and asserts that it passed: exit 0, some tests

@@ -1,5 +1,8 @@
 // Types of index.js, written by hand beside it.
 
+import type { Client } from "@connectrpc/connect";
+import type { Queens } from "./gen/queens_pb.js";
+
 export * as messages from "./gen/queens_pb.js";
 
 /** gRPC status codes by name. */
@@ -42,6 +45,8 @@ export interface ClientOptions {
   token?: string;
   /** PEM certificate authority to trust over TLS (default: the system's). */
   ca?: string | Uint8Array;
+  /** HTTP/2 receive window of the connection and of each stream (default 4 MiB). */
+  windowBytes?: number;
 }
 
 export interface CallOptions {
@@ -64,6 +69,8 @@ export interface EnumerateOptions extends CountOptions {
   limit?: number | bigint;
   /** At most this many boards per message; 0 or absent: the server chooses. */
   batchSize?: number;
+  /** false: ask for Board messages (slower), yielded as packed records all the same. */
+  packed?: boolean;
 }
 
 export interface CountResult {
@@ -88,6 +95,8 @@ export interface QueensClient {
   enumerate(n: number, options?: EnumerateOptions): AsyncGenerator<Uint8Array, void, undefined>;
   /** One array of n columns per board. */
   boards(n: number, options?: EnumerateOptions): AsyncGenerator<number[], void, undefined>;
+  /** The raw calls (Connect's client of queens.v1.Queens); they throw ConnectErrors. */
+  readonly rpc: Client<typeof Queens>;
   close(): void;
 }
 

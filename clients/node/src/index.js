@@ -34,11 +34,14 @@ export const Status = Object.freeze({
   UNAUTHENTICATED: Code.Unauthenticated,
 });
 
-// The HTTP/2 window of each stream: 4 MiB instead of 64 KiB, so that the server sends its
-// 1 MiB messages without waiting for a window update every 64 KiB. Draining n = 16 from a
-// release server on a 2-core machine, it brought the client's CPU from 1.0 to 0.3-0.4
-// seconds (14.8 M boards).
-const STREAM_WINDOW_BYTES = 4 << 20;
+// The HTTP/2 receive windows, of each stream and of the connection: 4 MiB instead of 64 KiB,
+// so that the server sends its 1 MiB messages without waiting for a window update every
+// 64 KiB. Node's http2 takes the stream's in the settings, the connection's only from
+// session.setLocalWindowSize (SessionWindows), as grpc-js does for its
+// 'grpc-node.flow_control_window'. Draining n = 16 from a release server on a 2-core
+// machine, the stream's window brought the client's CPU from 1.0 to 0.3-0.4 seconds (14.8 M
+// boards).
+const WINDOW_BYTES = 4 << 20;
 
 const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([name, code]) => [code, name]));
 
@@ -56,11 +59,28 @@ export class QueensError extends Error {
   }
 }
 
-/** Any error of a call as a QueensError (a ConnectError's code is the gRPC status). */
-function toQueensError(error) {
+// The system's errors of a broken or refused connection. Connect reports a connection reset
+// in the middle of a stream as ABORTED, and a connection closed under it as CANCELLED; gRPC's
+// clients report both as UNAVAILABLE, the status to retry on, and so does this one (CANCELLED
+// stays for a call the caller aborted).
+const CONNECTION_ERRORS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** The system's code (ECONNRESET, ERR_SSL_...) behind an error, if any. */
+function systemCode(error) {
+  for (let cause = error; cause; cause = cause.cause) if (typeof cause.code === "string") return cause.code;
+  return undefined;
+}
+
+/**
+ * Any error of a call as a QueensError (a ConnectError's code is the gRPC status); `signal` is
+ * the call's, to tell a cancel of the caller's from a closed connection.
+ */
+function toQueensError(error, signal) {
   if (error instanceof QueensError) return error;
   const connect = ConnectError.from(error);
-  return new QueensError(connect.code, connect.rawMessage, { cause: error });
+  const lost = connect.code === Code.Canceled && !signal?.aborted;
+  const code = lost || CONNECTION_ERRORS.has(systemCode(error)) ? Code.Unavailable : connect.code;
+  return new QueensError(code, connect.rawMessage, { cause: error });
 }
 
 /**
@@ -113,19 +133,40 @@ function boardsToPacked(boards, n) {
 }
 
 /**
+ * Connect's session manager, with each connection's receive window set to `windowBytes` once,
+ * when its first stream opens (the streams' windows come from the settings).
+ */
+class SessionWindows extends Http2SessionManager {
+  widened = new WeakSet();
+
+  constructor(url, windowBytes, options) {
+    super(url, {}, { ...options, settings: { initialWindowSize: windowBytes } });
+    this.windowBytes = windowBytes;
+  }
+
+  async request(...args) {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.widened.has(session)) {
+      this.widened.add(session);
+      session.setLocalWindowSize(this.windowBytes);
+    }
+    return stream;
+  }
+}
+
+/**
  * A client of the queens server at `target` ("host:port", "http://host:port" or
  * "https://host:port"). Options: `token`, sent as "authorization: Bearer <token>" on every
  * call; `ca`, the PEM certificate authority to trust over TLS (the system's by default; with
- * a bare "host:port" it also means TLS). `close()` ends its connection; an idle connection
- * does not keep the process alive.
+ * a bare "host:port" it also means TLS); `windowBytes`, the HTTP/2 receive window of the
+ * connection and of each stream, how far the server may send ahead of the reader (default
+ * 4 MiB). `close()` ends its connection; an idle connection does not keep the process alive.
  */
-export function createClient(target, { token, ca } = {}) {
+export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } = {}) {
   const url = baseUrl(target, ca !== undefined);
   if (ca !== undefined && url.protocol !== "https:") throw new TypeError("ca needs an https:// target");
-  const sessionManager = new Http2SessionManager(url, {}, {
-    ...(ca !== undefined ? { ca } : {}),
-    settings: { initialWindowSize: STREAM_WINDOW_BYTES },
-  });
+  const sessionManager = new SessionWindows(url, windowBytes, ca !== undefined ? { ca } : {});
   const transport = createGrpcTransport({
     baseUrl: url.href,
     sessionManager,
@@ -144,7 +185,7 @@ export function createClient(target, { token, ca } = {}) {
       limit: BigInt(options.limit ?? 0),
       batchSize: options.batchSize ?? 0,
       compact: true,
-      packed: true,
+      packed: options.packed ?? true,
     });
     try {
       for await (const reply of rpc.enumerate(request, callOptions(options))) {
@@ -152,7 +193,7 @@ export function createClient(target, { token, ca } = {}) {
         if (bytes.length > 0) yield bytes;
       }
     } catch (error) {
-      throw toQueensError(error);
+      throw toQueensError(error, options.signal);
     }
   }
 
@@ -166,7 +207,7 @@ export function createClient(target, { token, ca } = {}) {
         const reply = await rpc.count(countRequest(n, options), callOptions(options));
         return { solutions: reply.solutions, fundamental: reply.fundamental, turnFixed: reply.turnFixed };
       } catch (error) {
-        throw toQueensError(error);
+        throw toQueensError(error, options.signal);
       }
     },
 
@@ -189,14 +230,15 @@ export function createClient(target, { token, ca } = {}) {
           };
         }
       } catch (error) {
-        throw toQueensError(error);
+        throw toQueensError(error, options.signal);
       }
     },
 
     /**
      * The solutions of n in lexicographic order, as packed records: one Uint8Array per
      * response message, n bytes per board. Options: fundamental, fixed, shard, startAfter
-     * (a board of n columns: only the boards after it), limit, batchSize, signal, timeoutMs.
+     * (a board of n columns: only the boards after it), limit, batchSize, signal, timeoutMs;
+     * packed: false asks for Board messages instead (slower), packed here all the same.
      */
     enumerate,
 
@@ -206,6 +248,13 @@ export function createClient(target, { token, ca } = {}) {
         for (let i = 0; i < bytes.length; i += n) yield Array.from(bytes.subarray(i, i + n));
       }
     },
+
+    /**
+     * The Connect client of queens.v1.Queens on the same connection, for the raw calls:
+     * `rpc.enumerate({ n: 10, compact: true })` yields the response messages as sent. Its
+     * errors are ConnectErrors, not QueensErrors.
+     */
+    rpc,
 
     /** Ends the connection; calls still running fail. */
     close() {

@@ -103,6 +103,43 @@ test("enumerate's options: limit, startAfter, fundamental, fixed", async () => {
   assert.deepEqual(fixed, all.filter((board) => board[0] === 0));
 });
 
+test("enumerate with packed: false reads Board messages into the same records", async () => {
+  const records = async (options) => {
+    const parts = [];
+    for await (const bytes of client.enumerate(8, options)) parts.push(...bytes);
+    return parts;
+  };
+  const packed = await records({});
+  assert.equal(packed.length, 92 * 8);
+  assert.deepEqual(await records({ packed: false, batchSize: 10 }), packed);
+});
+
+test("rpc: the raw calls, the response messages as sent", async () => {
+  const replies = [];
+  for await (const reply of client.rpc.enumerate({ n: 6, compact: true, batchSize: 3 })) replies.push(reply);
+  assert.ok(replies.every((reply) => reply.packed.length === 0 && reply.boards.length <= 3));
+  assert.deepEqual(
+    replies.flatMap((reply) => reply.boards.map((board) => board.columns)),
+    [
+      [1, 3, 5, 0, 2, 4],
+      [2, 5, 1, 4, 0, 3],
+      [3, 0, 4, 1, 5, 2],
+      [4, 2, 0, 5, 3, 1],
+    ],
+  );
+});
+
+test("a small windowBytes still streams every board", async () => {
+  const narrow = createClient(process.env.QUEENS_ADDR, { windowBytes: 65535 });
+  try {
+    let boards = 0;
+    for await (const bytes of narrow.enumerate(12, { batchSize: 4096 })) boards += bytes.length / 12;
+    assert.equal(boards, 14200);
+  } finally {
+    narrow.close();
+  }
+});
+
 test("boards: arrays of columns", async () => {
   const boards = [];
   for await (const board of client.boards(4)) boards.push(board);

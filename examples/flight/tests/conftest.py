@@ -1,6 +1,7 @@
 """Fixtures of the data-tools tests: the server's address (QUEENS_ADDR, host:port, set by the
-system suite's tests/system/flight.rs) and the Python example's client (stubs from the package queens-client), for
-the packed Enumerate stream the Flight results are checked against. Run by hand:
+system suite's tests/system/flight.rs) and a client of the package queens-client
+(clients/python), for the packed Enumerate stream and the Count the Flight results are
+checked against. Run by hand:
 
     QUEENS_ADDR=127.0.0.1:50051 .venv/bin/python -m pytest tests
 """
@@ -8,13 +9,9 @@ the packed Enumerate stream the Flight results are checked against. Run by hand:
 from __future__ import annotations
 
 import os
-import pathlib
-import sys
 
 import pytest
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(EXAMPLES / "python"))
+from queens_client import Client
 
 
 @pytest.fixture(scope="session")
@@ -24,9 +21,7 @@ def addr() -> str:
 
 
 @pytest.fixture(scope="session")
-def queens():
-    """The Python example's client module (its stubs those of the installed package
-    queens-client)."""
-    import queens_client
-
-    return queens_client
+def queens(addr: str):
+    """The package's Client of the server under test."""
+    with Client(addr) as client:
+        yield client

@@ -37,9 +37,7 @@ def test_pyarrow_reads_n12_row_for_row_as_enumerate_streams_it(addr, queens):
     assert info.schema.field("board").type == pyarrow.list_(item, 12)
     table = client.do_get(info.endpoints[0].ticket).read_all()
     assert table.num_rows == 14200
-    channel, stub = queens.connect(addr)
-    with channel:
-        expected = queens.enumerate_array(stub, queens.pb.EnumerateRequest(n=12, packed=True))
+    expected = numpy.concatenate(list(queens.enumerate(12)))
     assert numpy.array_equal(boards(table, 12), expected)
 
 
@@ -52,10 +50,7 @@ def test_polars_and_duckdb_count_the_rows_and_answer_a_query_as_count_does(addr,
     assert duckdb.sql("SELECT count(*) FROM t").fetchall()[0][0] == 14200
     # a1: row 0, column 0. DuckDB's lists count from 1.
     on_a1 = duckdb.sql("SELECT count(*) FROM t WHERE board[1] = 0").fetchall()[0][0]
-    channel, stub = queens.connect(addr)
-    with channel:
-        fixed = [queens.pb.Square(row=0, column=0)]
-        solutions, _ = queens.count(stub, 12, fixed=fixed)
+    solutions = queens.count(12, fixed=[(0, 0)]).solutions
     assert on_a1 == solutions and solutions > 0
     assert frame.filter(polars.col("board").arr.get(0) == 0).height == solutions
 

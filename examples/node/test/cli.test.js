@@ -140,7 +140,7 @@ test('no server listening: "connection refused" at once, exit status 1', async (
 test('a server that goes away mid-stream is waited for, and the download resumes', { timeout: 120000 }, async () => {
   let server = await startServer([]);
   // A small HTTP/2 window: the server cannot have sent the whole stream before it goes away.
-  const client = connect(server.addr, { channelOptions: { 'grpc-node.flow_control_window': 65535 } });
+  const client = connect(server.addr, { windowBytes: 65535 });
   const logged = [];
   let text = '';
   let batches = 0;
@@ -148,7 +148,7 @@ test('a server that goes away mid-stream is waited for, and the download resumes
   try {
     const written = await download(
       client,
-      { n: 13, batch_size: 100 },
+      { n: 13, batchSize: 100 },
       async (chunk) => {
         text += chunk;
         batches += 1;

@@ -7,7 +7,7 @@ const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { test } = require('node:test');
-const grpc = require('@grpc/grpc-js');
+const { Status } = require('queens-client');
 const { count, download, readResumePoint } = require('../client.js');
 const { assertComplete, onRunningServer } = require('./helpers.js');
 
@@ -18,7 +18,7 @@ onRunningServer('queens-node-', (opened) => ({ client, dir } = opened));
 
 test('n = 10 streams 724 boards in order, in batches of at most 64', async () => {
   const replies = [];
-  for await (const reply of client.Enumerate({ n: 10, compact: true, batch_size: 64 })) replies.push(reply);
+  for await (const reply of client.rpc.enumerate({ n: 10, compact: true, batchSize: 64 })) replies.push(reply);
   assert.ok(replies.every((reply) => reply.boards.length <= 64));
   assert.equal(Math.max(...replies.map((reply) => reply.boards.length)), 64);
   const text = replies.flatMap((reply) => reply.boards.map((b) => b.columns.join(',') + '\n')).join('');
@@ -29,7 +29,7 @@ test('download writes the n = 10 boards as they arrive', async () => {
   let text = '';
   let seen = 0;
   const write = async (chunk) => void (text += chunk);
-  const written = await download(client, { n: 10, batch_size: 64 }, write, { onBoards: (k) => (seen += k) });
+  const written = await download(client, { n: 10, batchSize: 64 }, write, { onBoards: (k) => (seen += k) });
   assert.equal(written, 724);
   assert.equal(seen, 724);
   assertComplete(text, 10, 724);
@@ -45,7 +45,7 @@ test('a download resumes from its file, dropping a torn last line', async () => 
   assert.equal(done, 100);
   assert.deepEqual(last, first.trim().split('\n').pop().split(',').map(Number));
   const write = async (chunk) => void fs.writeSync(fd, chunk);
-  await download(client, { n: 10, batch_size: 64 }, write, { startAfter: last });
+  await download(client, { n: 10, batchSize: 64 }, write, { startAfter: last });
   fs.closeSync(fd);
   assertComplete(fs.readFileSync(file, 'utf8'), 10, 724);
 });
@@ -64,11 +64,11 @@ test('Count with fixed queens leaves fundamental out', async () => {
 test('a bad request is INVALID_ARGUMENT naming the field', async () => {
   await assert.rejects(
     count(client, { n: 0 }),
-    (error) => error.code === grpc.status.INVALID_ARGUMENT && error.details.startsWith('n: '),
+    (error) => error.code === Status.INVALID_ARGUMENT && error.message.startsWith('n: '),
   );
   await assert.rejects(
     download(client, { n: 4 }, async () => {}, { startAfter: [0, 1] }),
-    (error) => error.code === grpc.status.INVALID_ARGUMENT && error.details.startsWith('start_after: '),
+    (error) => error.code === Status.INVALID_ARGUMENT && error.message.startsWith('start_after: '),
   );
 });
 

@@ -1,4 +1,5 @@
-"""Fixtures of the example's tests: the stubs, a server to call, and the client as a program.
+"""Fixtures of the example's tests: the package's client and stubs, a server to call, and the
+download program as a module and as a program.
 
 The server comes from the environment: QUEENS_ADDR (host:port of a running server) for the
 tests that only call it, QUEENS_BIN (the `queens` binary) for those that stop and restart
@@ -24,17 +25,27 @@ sys.path.insert(0, str(EXAMPLE))
 
 @pytest.fixture(scope="session")
 def client_module():
-    """The example program as a module (it takes its stubs from the installed package
+    """The example program as a module (queens_download.py, built on the installed package
     queens-client, clients/python)."""
-    import queens_client
+    import queens_download
 
-    return queens_client
+    return queens_download
 
 
 @pytest.fixture(scope="session")
-def pb(client_module):
-    """The package's message stubs, as the program uses them."""
-    return client_module.pb
+def files():
+    """The example's file forms (board_files.py: text lines, .npy)."""
+    import board_files
+
+    return board_files
+
+
+@pytest.fixture(scope="session")
+def pb():
+    """The package's message stubs."""
+    from queens_client.pb import queens_pb2
+
+    return queens_pb2
 
 
 @pytest.fixture(scope="session")
@@ -46,22 +57,28 @@ def addr() -> str:
 
 
 @pytest.fixture(scope="session")
-def stub(addr: str, client_module):
-    channel, stub = client_module.connect(addr)
-    yield stub
-    channel.close()
+def queens(addr: str, client_module):
+    """The package's Client of the server under test, as the program opens it."""
+    with client_module.connect(addr) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def stub(queens):
+    """The raw calls (grpc.RpcError on failure), for the Board form and the wire's details."""
+    return queens.stub
 
 
 @pytest.fixture
 def run_client():
-    """Runs queens_client.py with arguments (and extra environment variables); returns the
+    """Runs queens_download.py with arguments (and extra environment variables); returns the
     CompletedProcess (text output)."""
 
     def run(
         *args: str, timeout: float = 60, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess:
         return subprocess.run(  # noqa: PLW1510 (the tests check returncode)
-            [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
+            [sys.executable, str(EXAMPLE / "queens_download.py"), *args],
             env={**client_env(), **(env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -74,12 +91,12 @@ def run_client():
 
 @pytest.fixture
 def start_client():
-    """Starts queens_client.py in the background (stderr to a file); killed at teardown."""
+    """Starts queens_download.py in the background (stderr to a file); killed at teardown."""
     started: list[subprocess.Popen] = []
 
     def start(*args: str, stderr: pathlib.Path) -> subprocess.Popen:
         process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE / "queens_client.py"), *args],
+            [sys.executable, str(EXAMPLE / "queens_download.py"), *args],
             env=client_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -53,7 +53,7 @@ def assert_refused(run, hint: str) -> None:
     on stderr, and no retrying."""
     assert run.returncode == 1, run.stderr
     assert run.stdout == ""
-    assert "queens_client: UNAUTHENTICATED: " in run.stderr, run.stderr
+    assert "queens_download: UNAUTHENTICATED: " in run.stderr, run.stderr
     assert hint in run.stderr, run.stderr
     assert "--token TOKEN or $QUEENS_TOKEN" in run.stderr, run.stderr
     assert "resuming" not in run.stderr, run.stderr
@@ -114,9 +114,9 @@ def test_the_flag_wins_over_the_environment(client):
 def test_every_kind_of_call_carries_the_token(auth_server, client_module, pb):
     """The library: Count (blocking and as a future), CountProgress and Enumerate."""
     request = pb.CountRequest(n=8)
-    channel, stub = client_module.connect(auth_server.addr, ALICE)
-    with channel:
-        assert client_module.count(stub, 8, timeout=LIMIT) == (92, 12)
+    with client_module.connect(auth_server.addr, ALICE) as queens:
+        stub = queens.stub
+        assert queens.count(8, timeout=LIMIT).solutions == 92
         assert stub.Count.future(request, timeout=LIMIT).result().solutions == 92
         updates = list(stub.CountProgress(request, timeout=LIMIT))
         assert updates[-1].done and updates[-1].solutions == 92
@@ -129,8 +129,8 @@ def test_every_kind_of_call_carries_the_token(auth_server, client_module, pb):
         ]
         assert_complete(boards, 6, N6_BOARDS)
     for token in (None, WRONG):
-        channel, stub = client_module.connect(auth_server.addr, token)
-        with channel:
+        with client_module.connect(auth_server.addr, token) as queens:
+            stub = queens.stub
             calls = [
                 lambda: stub.Count(request, timeout=LIMIT),
                 lambda: stub.Count.future(request, timeout=LIMIT).result(),

@@ -149,7 +149,7 @@ def test_a_server_not_running_fails_at_once(
             seconds = time.monotonic() - start
             assert done.returncode == 1, (command, done.stderr)
             assert seconds < 10, f"{command} took {seconds:.1f} s to fail"
-            assert f"queens_client: cannot connect to {address}: " in done.stderr, (
+            assert f"queens_download: cannot connect to {address}: " in done.stderr, (
                 done.stderr
             )
             assert "Connection refused" in done.stderr, done.stderr
@@ -232,7 +232,7 @@ def test_an_unwritable_file_is_an_error_not_a_traceback(run_client, addr, tmp_pa
     out = tmp_path / "no such folder" / "n8.txt"
     done = run_client("--addr", addr, "enumerate", "8", "--out", str(out), "--quiet")
     assert done.returncode == 1, done.stderr
-    assert "queens_client: [Errno 2] No such file or directory" in done.stderr, (
+    assert "queens_download: [Errno 2] No such file or directory" in done.stderr, (
         done.stderr
     )
     assert "Traceback" not in done.stderr

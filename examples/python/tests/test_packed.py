@@ -111,34 +111,32 @@ def test_packed_shards_add_up_to_the_whole(stub, pb):
     assert_complete(sorted(b for part in parts for b in part), N, SOLUTIONS)
 
 
-def test_the_library_reads_packed_responses_into_numpy(stub, pb, client_module):
+def test_the_library_reads_packed_responses_into_numpy(stub, pb, queens, client_module):
     expected, _ = board_stream(stub, pb, n=N, batch_size=100)
-    arrays = list(client_module.stream(stub, pb.EnumerateRequest(n=N, batch_size=100)))
+    arrays = list(client_module.stream(queens, N, batch_size=100))
     assert len(arrays) >= 8  # 724 boards in messages of at most 100
     for array in arrays:
         assert array.dtype == numpy.uint8
         assert array.ndim == 2 and array.shape[1] == N and 0 < len(array) <= 100
     assert numpy.concatenate(arrays).tolist() == expected
 
-    whole = client_module.enumerate_array(stub, pb.EnumerateRequest(n=N))
+    whole = client_module.enumerate_array(queens, N)
     assert (whole.dtype, whole.shape) == (numpy.uint8, (SOLUTIONS, N))
     assert whole.flags.c_contiguous
     assert whole.tolist() == expected
     # No solution: an empty (0, n) array, not a failure.
-    empty = client_module.enumerate_array(stub, pb.EnumerateRequest(n=3))
+    empty = client_module.enumerate_array(queens, 3)
     assert (empty.dtype, empty.shape) == (numpy.uint8, (0, 3))
     # Board messages (packed=False) decode to the same arrays.
-    boards = client_module.enumerate_array(
-        stub, pb.EnumerateRequest(n=N, compact=True), packed=False
-    )
+    boards = client_module.enumerate_array(queens, N, packed=False)
     assert (boards.dtype, boards.tolist()) == (numpy.uint8, expected)
 
 
-def test_the_library_applies_limit_and_start_after(stub, pb, client_module):
+def test_the_library_applies_limit_and_start_after(stub, pb, queens, client_module):
     expected, _ = board_stream(stub, pb, n=N)
     start = expected[99]
     got = client_module.enumerate_array(
-        stub, pb.EnumerateRequest(n=N, limit=50, batch_size=16), start_after=start
+        queens, N, limit=50, batch_size=16, start_after=start
     )
     assert got.tolist() == expected[100:150]
 
@@ -159,13 +157,13 @@ def test_messages_up_to_the_cap_arrive(stub, pb, client_module):
     assert all(size <= client_module.MAX_MESSAGE for size in sizes)
 
 
-def test_text_lines_match_python_formatting(client_module):
+def test_text_lines_match_python_formatting(files):
     rng = numpy.random.default_rng(17)
     for n in (1, 4, 9, 10, 11, 16, 25, 32):
         boards = rng.integers(0, n, size=(300, n), dtype=numpy.uint8)
         expected = "".join(",".join(map(str, b)) + "\n" for b in boards.tolist())
-        assert client_module.text_lines(boards) == expected.encode(), n
-    assert client_module.text_lines(numpy.empty((0, 12), dtype=numpy.uint8)) == b""
+        assert files.text_lines(boards) == expected.encode(), n
+    assert files.text_lines(numpy.empty((0, 12), dtype=numpy.uint8)) == b""
 
 
 def test_client_saves_npy(run_client, addr, stub, pb, tmp_path: pathlib.Path):

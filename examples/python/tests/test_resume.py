@@ -100,8 +100,8 @@ def test_client_waits_for_a_busy_server(
     start_server, client_module, pb, start_client, tmp_path: pathlib.Path
 ):
     server = start_server("--max-searches", "1")
-    channel, stub = client_module.connect(server.addr)
-    with channel:
+    with client_module.connect(server.addr) as queens:
+        stub = queens.stub
         # Another stream holds the only search slot (n = 16 has 14.7 million boards).
         holder = stub.Enumerate(pb.EnumerateRequest(n=16, compact=True))
         next(holder)
@@ -126,7 +126,7 @@ def read_boards_allowing_torn_tail(path: pathlib.Path) -> list[list[int]]:
     return [[int(c) for c in line.split(",")] for line in complete.splitlines()]
 
 
-def test_resume_point_of_a_file(client_module, tmp_path: pathlib.Path):
+def test_resume_point_of_a_file(files, tmp_path: pathlib.Path):
     path = tmp_path / "boards.txt"
     cases = [
         (b"", None, 0, b""),
@@ -138,35 +138,26 @@ def test_resume_point_of_a_file(client_module, tmp_path: pathlib.Path):
     for content, last, done, kept in cases:
         path.write_bytes(content)
         with path.open("a+b") as out:
-            assert client_module.read_resume_point(out, 4) == (last, done), content
+            assert files.read_resume_point(out, 4) == (last, done), content
             out.write(b"X")  # appends land after what was kept
         assert path.read_bytes() == kept + b"X", content
     # A long file: the last line is found across read steps.
     boards = [f"{i % 10},{i % 7},{i % 3},{i % 4}\n".encode() for i in range(5000)]
     path.write_bytes(b"".join(boards) + b"3,")
     with path.open("a+b") as out:
-        assert client_module.read_resume_point(out, 4) == (
+        assert files.read_resume_point(out, 4) == (
             [4999 % 10, 4999 % 7, 4999 % 3, 4999 % 4],
             5000,
         )
     # Boards of another n are refused rather than resumed from.
     path.write_bytes(b"1,3,0,2\n")
     with path.open("a+b") as out, pytest.raises(SystemExit):
-        client_module.read_resume_point(out, 5)
+        files.read_resume_point(out, 5)
 
 
 def test_which_errors_are_retried(client_module):
     import grpc
-
-    class Error(grpc.RpcError):
-        def __init__(self, code, details):
-            self._code, self._details = code, details
-
-        def code(self):
-            return self._code
-
-        def details(self):
-            return self._details
+    from queens_client import QueensError
 
     codes = grpc.StatusCode
     retried = [
@@ -183,5 +174,5 @@ def test_which_errors_are_retried(client_module):
             "Received message larger than max (4194309 vs. 4194304)",
         ),
     ]
-    assert all(client_module.retryable(Error(*case)) for case in retried)
-    assert not any(client_module.retryable(Error(*case)) for case in answers)
+    assert all(client_module.retryable(QueensError(*case)) for case in retried)
+    assert not any(client_module.retryable(QueensError(*case)) for case in answers)

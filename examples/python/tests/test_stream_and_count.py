@@ -99,14 +99,16 @@ def test_count_has_fundamental_without_fixed(stub, pb):
     )
 
 
-def test_count_leaves_fundamental_out_with_fixed(stub, pb, client_module):
+def test_count_leaves_fundamental_out_with_fixed(stub, pb, queens):
     reply = stub.Count(
         pb.CountRequest(n=5, fixed=[pb.Square(row=0, column=0)]), timeout=30
     )
     assert reply.solutions == 2
     assert not reply.HasField("fundamental")
-    assert client_module.count(stub, 5, [pb.Square(row=0, column=0)]) == (2, None)
-    assert client_module.count(stub, 8) == (92, 12)
+    counted = queens.count(5, fixed=[(0, 0)])
+    assert (counted.solutions, counted.fundamental) == (2, None)
+    counted = queens.count(8)
+    assert (counted.solutions, counted.fundamental) == (92, 12)
 
 
 def test_count_is_a_python_int_of_64_bits(stub, pb):
