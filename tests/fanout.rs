@@ -37,7 +37,10 @@ fn signal(pid: u32, signal: libc::c_int) {
 }
 
 /// Waits for `child` for at most `limit`; kills it and panics past that.
-fn finish_within(mut child: std::process::Child, limit: Duration) -> (bool, String, String) {
+pub(crate) fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (bool, String, String) {
     let deadline = Instant::now() + limit;
     while child.try_wait().expect("try_wait").is_none() {
         if Instant::now() > deadline {
@@ -84,7 +87,7 @@ fn assert_total((ok, out, err): &(bool, String, String), solutions: u64, fundame
 }
 
 /// Starts the `queens` binary with `args`, output captured.
-fn spawn(args: &[&str]) -> std::process::Child {
+pub(crate) fn spawn(args: &[&str]) -> std::process::Child {
     common::spawn_captured(env!("CARGO_BIN_EXE_queens"), args)
 }
 
