@@ -8,7 +8,7 @@
 //! Read by pyarrow, polars and DuckDB: the system test `system::parquet`.
 
 use crate::common::{A000170, ServerProcess, queens_cli};
-use crate::fanout::{finish_within, spawn};
+use crate::fanout::{finish_within, kill_after, spawn, xorshift};
 use crate::tools;
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -35,6 +35,13 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A scratch folder named for `name`, and a server with its URL.
+fn setup(name: &str) -> (Scratch, ServerProcess, String) {
+    let server = ServerProcess::start(&[]);
+    let url = server.url();
+    (Scratch::new(name), server, url)
 }
 
 /// The boards of a Parquet file as n-byte records, in file order, checking its schema
@@ -99,37 +106,30 @@ fn run_ok(args: &[&str]) -> String {
 #[test]
 fn parquet_files_equal_the_text_job_and_the_stream_row_for_row() {
     let (n, shards) = (12usize, "4");
-    let scratch = Scratch::new("parquet-equal");
-    let server = ServerProcess::start(&[]);
-    let url = server.url();
+    let (scratch, _server, url) = setup("parquet-equal");
     let (text, table, single) = (
         scratch.0.join("text"),
         scratch.0.join("table"),
         scratch.0.join("n12.parquet"),
     );
     let dir = |d: &Path| d.to_str().unwrap().to_string();
-    run_ok(&[
-        "enumerate",
-        "12",
-        "--addr",
-        &url,
-        "--shards",
-        shards,
-        "--out",
-        &dir(&text),
-    ]);
-    let out = run_ok(&[
-        "enumerate",
-        "12",
-        "--addr",
-        &url,
-        "--shards",
-        shards,
-        "--out",
-        &dir(&table),
-        "--format",
-        "parquet",
-    ]);
+    let job = |out: &Path, format: &[&str]| {
+        let out = dir(out);
+        let args = [
+            "enumerate",
+            "12",
+            "--addr",
+            &url,
+            "--shards",
+            shards,
+            "--out",
+            &out,
+        ];
+        run_ok(&[&args[..], format].concat())
+    };
+    let parquet_job = || job(&table, &["--format", "parquet"]);
+    job(&text, &[]);
+    let out = parquet_job();
     let total = A000170[n - 1];
     assert!(
         out.starts_with(&format!("boards: {total} in 4 shard files")),
@@ -180,18 +180,7 @@ fn parquet_files_equal_the_text_job_and_the_stream_row_for_row() {
     assert!(names.is_empty(), "{names:?}");
 
     // Rerunning the finished job changes nothing; another job in the folder is refused.
-    let out = run_ok(&[
-        "enumerate",
-        "12",
-        "--addr",
-        &url,
-        "--shards",
-        shards,
-        "--out",
-        &dir(&table),
-        "--format",
-        "parquet",
-    ]);
+    let out = parquet_job();
     assert!(out.starts_with(&format!("boards: {total} ")), "{out}");
     for (args, says) in [
         (
@@ -227,9 +216,7 @@ fn parquet_files_equal_the_text_job_and_the_stream_row_for_row() {
 fn a_single_file_has_bounded_row_groups_and_a_fixed_queen_counts_as_count_does() {
     // n = 15: 2,279,184 boards, more than two row groups.
     let n = 15usize;
-    let scratch = Scratch::new("parquet-groups");
-    let server = ServerProcess::start(&[]);
-    let url = server.url();
+    let (scratch, _server, url) = setup("parquet-groups");
     let file = scratch.0.join("n15.parquet");
     run_ok(&[
         "enumerate",
@@ -288,9 +275,7 @@ fn assert_complete_prefix_of(dir: &Path, reference: &[(PathBuf, Vec<u8>)], n: us
 #[test]
 fn a_parquet_job_killed_and_rerun_ends_equal_to_an_uninterrupted_one() {
     let n = 15usize;
-    let scratch = Scratch::new("parquet-kill");
-    let server = ServerProcess::start(&[]);
-    let url = server.url();
+    let (scratch, _server, url) = setup("parquet-kill");
     let args = |out: &Path| -> Vec<String> {
         let mut args = vec![
             "enumerate",
@@ -327,15 +312,9 @@ fn a_parquet_job_killed_and_rerun_ends_equal_to_an_uninterrupted_one() {
     let mut seed = 0x2545_f491_u32;
     let mut complete_seen = 0;
     for _ in 0..8 {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
         // 5 % to 50 % of the uninterrupted run's time after each start.
-        let delay = uninterrupted * (1 + seed % 10) / 20;
-        let mut child = start(&killed);
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        let _ = child.wait();
+        let delay = uninterrupted * (1 + xorshift(&mut seed) % 10) / 20;
+        kill_after(start(&killed), delay);
         complete_seen = assert_complete_prefix_of(&killed, &reference, n);
     }
     println!("8 kills: {complete_seen} shards complete after the last ({uninterrupted:.2?} a run)");
@@ -368,10 +347,8 @@ fn a_parquet_job_killed_and_rerun_ends_equal_to_an_uninterrupted_one() {
     // One file, killed mid-write: nothing under its name; a rerun writes it whole.
     let single = scratch.0.join("n15.parquet");
     let path = single.to_str().unwrap();
-    let mut child = spawn(&["enumerate", "15", "--addr", &url, "--out", path]);
-    std::thread::sleep(uninterrupted / 10);
-    let _ = child.kill();
-    let _ = child.wait();
+    let child = spawn(&["enumerate", "15", "--addr", &url, "--out", path]);
+    kill_after(child, uninterrupted / 10);
     assert!(
         !single.exists(),
         "a killed single file was left under its name"
@@ -384,9 +361,7 @@ fn a_parquet_job_killed_and_rerun_ends_equal_to_an_uninterrupted_one() {
 
 #[test]
 fn bad_parquet_outputs_fail_with_one_line() {
-    let scratch = Scratch::new("parquet-bad");
-    let server = ServerProcess::start(&[]);
-    let url = server.url();
+    let (scratch, _server, url) = setup("parquet-bad");
     let plain = scratch.0.join("a-file");
     std::fs::write(&plain, b"not a folder").unwrap();
     let under_file = plain.join("x.parquet");

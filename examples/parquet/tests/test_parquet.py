@@ -35,6 +35,7 @@ def test_pyarrow_reads_the_file_and_the_folder_as_count_says(queens, single, fol
     assert table.schema.names == [f"r{r}" for r in range(N)]
     assert all(field.type == pyarrow.uint8() for field in table.schema)
     assert table.schema.metadata[b"queens.n"] == b"12"
+    assert pyarrow.parquet.ParquetFile(single).metadata.metadata[b"queens.n"] == b"12"
     one = boards(table)
     assert (numpy.diff(one.astype(int), axis=0) != 0).any(axis=1).all(), "no board twice"
     dataset = pyarrow.dataset.dataset(folder, format="parquet")
@@ -49,10 +50,10 @@ def test_duckdb_counts_and_answers_the_a1_query_as_count_does(queens, single, fo
     on_a1 = queens.count(N, fixed=[(0, 0)]).solutions
     assert on_a1 > 0
     file, glob = str(single), f"{folder}/*.parquet"
-    assert duckdb.sql(f"SELECT count(*) FROM '{file}'").fetchone()[0] == solutions
-    assert duckdb.sql(f"SELECT count(*) FROM '{glob}'").fetchone()[0] == solutions
-    assert duckdb.sql(f"SELECT count(*) FROM '{file}' WHERE r0 = 0").fetchone()[0] == on_a1
-    assert duckdb.sql(f"SELECT count(*) FROM '{glob}' WHERE r0 = 0").fetchone()[0] == on_a1
+    assert duckdb.sql(f"SELECT count(*) FROM '{file}'").fetchall()[0][0] == solutions
+    assert duckdb.sql(f"SELECT count(*) FROM '{glob}'").fetchall()[0][0] == solutions
+    assert duckdb.sql(f"SELECT count(*) FROM '{file}' WHERE r0 = 0").fetchall()[0][0] == on_a1
+    assert duckdb.sql(f"SELECT count(*) FROM '{glob}' WHERE r0 = 0").fetchall()[0][0] == on_a1
     types = duckdb.sql(f"DESCRIBE SELECT * FROM '{file}'").fetchall()
     assert [(name, kind) for name, kind, *_ in types] == [(f"r{r}", "UTINYINT") for r in range(N)]
 
