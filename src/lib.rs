@@ -24,6 +24,9 @@
 //!   Enumerate response's packed records. Shared by the fan-out, the CLI and the tests.
 //! - [`fanout`]: one count or enumeration spread over several servers by shards: the retry
 //!   queue, the count task, the resumable enumeration into per-shard files.
+//! - [`parquet_file`]: boards as Parquet files (one `UInt8` column per row), written in
+//!   bounded row groups under a temporary name and renamed when complete; the footer read
+//!   back. Used by the fan-out's shard files and the CLI's single file.
 //! - [`batch`]: a shard counted in process as a JSON line (its index from an orchestrator's
 //!   environment: a Kubernetes Indexed Job or a Slurm array), and the checked sum of such
 //!   lines.
@@ -49,6 +52,7 @@ pub mod client;
 pub mod config;
 pub mod fanout;
 pub mod flight;
+pub mod parquet_file;
 pub mod render;
 pub mod server;
 pub mod service;

@@ -174,10 +174,10 @@ fn shards_without_endpoints_or_out_are_refused() {
     );
     let (code, _, err) = queens_cli(&["enumerate", "8", "--shards", "4"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--out <DIR>"), "{err}");
+    assert!(err.contains("--out <DIR|FILE.parquet>"), "{err}");
     let (code, _, err) = queens_cli(&["enumerate", "8", "--endpoints", "http://127.0.0.1:1"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--out <DIR>"), "{err}");
+    assert!(err.contains("--out <DIR|FILE.parquet>"), "{err}");
 }
 
 /// With no server at the address, the client says so as the Python and Node clients do,

@@ -37,7 +37,10 @@ fn signal(pid: u32, signal: libc::c_int) {
 }
 
 /// Waits for `child` for at most `limit`; kills it and panics past that.
-fn finish_within(mut child: std::process::Child, limit: Duration) -> (bool, String, String) {
+pub(crate) fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (bool, String, String) {
     let deadline = Instant::now() + limit;
     while child.try_wait().expect("try_wait").is_none() {
         if Instant::now() > deadline {
@@ -83,8 +86,23 @@ fn assert_total((ok, out, err): &(bool, String, String), solutions: u64, fundame
     );
 }
 
+/// The next of a fixed, reproducible sequence (xorshift32), for seeded kill moments.
+pub(crate) fn xorshift(seed: &mut u32) -> u32 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 17;
+    *seed ^= *seed << 5;
+    *seed
+}
+
+/// SIGKILLs `child` after `delay`, and reaps it.
+pub(crate) fn kill_after(mut child: std::process::Child, delay: Duration) {
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Starts the `queens` binary with `args`, output captured.
-fn spawn(args: &[&str]) -> std::process::Child {
+pub(crate) fn spawn(args: &[&str]) -> std::process::Child {
     common::spawn_captured(env!("CARGO_BIN_EXE_queens"), args)
 }
 
@@ -482,15 +500,8 @@ fn an_enumeration_killed_20_times_ends_with_an_uninterrupted_runs_files() {
     assert_eq!(reference.len(), 64);
     let (mut seed, mut torn, mut done_seen) = (0x9e37_79b9_u32, 0, 0);
     for _ in 0..20 {
-        // xorshift32: a fixed, reproducible sequence of delays.
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        let delay = uninterrupted * (1 + seed % 6) / 200;
-        let mut child = run(&killed);
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        let _ = child.wait();
+        let delay = uninterrupted * (1 + xorshift(&mut seed) % 6) / 200;
+        kill_after(run(&killed), delay);
         let manifest: Option<queens::fanout::Manifest> =
             std::fs::read(killed.join("manifest.json"))
                 .ok()

@@ -28,6 +28,7 @@ mod memory;
 mod metrics;
 mod node_client;
 mod node_package;
+mod parquet_files;
 mod python_client;
 mod python_package;
 mod readme_grpcurl;

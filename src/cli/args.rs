@@ -5,7 +5,7 @@
 
 use crate::client::{DEFAULT_URL, Target};
 use crate::config::{self, DEFAULT_MAX_N, MAX_SEARCH_TIME, ReadError, SHUTDOWN_GRACE, Seconds};
-use crate::fanout::{FanoutJob, MAX_ATTEMPTS};
+use crate::fanout::{FanoutJob, Format, MAX_ATTEMPTS};
 use crate::server::LogFormat;
 use crate::solver::{MAX_N, Shard, Square};
 use clap::{ArgGroup, Args};
@@ -188,10 +188,15 @@ pub struct EnumerateArgs {
     /// Where to spread the enumeration (with --out).
     #[command(flatten)]
     pub spread: SpreadArgs,
-    /// The directory for one file of column lists per shard and a manifest; rerunning
-    /// the same command resumes and finishes the job.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["packed", "limit", "start_after", "batch_size"])]
+    /// Write the boards to files instead of stdout: a directory gets one file per shard
+    /// and a manifest (rerunning the same command resumes and finishes the job); a path
+    /// ending in .parquet gets one Parquet file, from one stream.
+    #[arg(long, value_name = "DIR|FILE.parquet", conflicts_with_all = ["packed", "limit", "start_after", "batch_size"])]
     pub out: Option<PathBuf>,
+    /// The format of the files of --out: column lists (text) or Parquet, one UInt8 column
+    /// per row, r0 to r{n-1} [default: parquet for a path ending in .parquet, else text].
+    #[arg(long, value_enum, requires = "out")]
+    pub format: Option<Format>,
     /// Only one board per symmetry class (rotations and reflections): the least.
     #[arg(long)]
     pub fundamental: bool,

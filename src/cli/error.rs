@@ -50,6 +50,9 @@ pub enum Error {
     /// A CountProgress stream ended without its last message.
     #[error("the server ended the count without a result")]
     NoResult,
+    /// A Parquet file could not be written.
+    #[error(transparent)]
+    File(#[from] crate::parquet_file::FileError),
     /// A fanned-out run failed.
     #[error(transparent)]
     Fanout(#[from] crate::fanout::Error),

@@ -1,7 +1,9 @@
 //! Why a fanned-out run failed: endpoints that do not resolve, shards that failed for good
 //! (too many attempts, a refusal, lost twice with their replicas), and the output directory
-//! of an enumeration.
+//! of an enumeration and its files.
 
+use super::enumerate::Format;
+use crate::parquet_file::FileError;
 use crate::solver::PartsError;
 use std::path::PathBuf;
 
@@ -100,7 +102,10 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// The output directory holds another job's files.
-    #[error("{} holds another job (n {n}, {shards} shards); use an empty directory", dir.display())]
+    #[error(
+        "{} holds another job (n {n}, {shards} shards, {format:?} files); use an empty directory",
+        dir.display()
+    )]
     OtherJob {
         /// The directory.
         dir: PathBuf,
@@ -108,7 +113,12 @@ pub enum Error {
         n: u32,
         /// The other job's number of shards.
         shards: u32,
+        /// The other job's file format.
+        format: Format,
     },
+    /// A Parquet shard file could not be read back.
+    #[error(transparent)]
+    File(#[from] FileError),
 }
 
 /// Shard numbers as `1,4,7`.

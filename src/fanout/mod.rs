@@ -10,8 +10,9 @@
 //! instead of bringing down every replica in turn. A watchdog per endpoint asks it for its
 //! health; an endpoint that leaves a Check unanswered (a stopped process, a socket nobody
 //! reads) is given up within 10 s, its calls in flight abandoned and their shards put back.
-//! Enumeration writes each shard to its own file and resumes from the last complete line,
-//! recording finished shards in a manifest, so rerunning the command finishes the job.
+//! Enumeration writes each shard to its own file (text, resumed from its last complete line;
+//! or Parquet, written whole under a temporary name and redone if interrupted), recording
+//! finished shards in a manifest, so rerunning the command finishes the job.
 //!
 //! - `job.rs`: what is spread ([`FanoutJob`]) and its defaults.
 //! - `resolve.rs`: endpoint arguments to URLs, one per address of a headless Service.
@@ -19,7 +20,8 @@
 //! - `failure.rs`: how a failed call is read: retryable, lost with its replica, RetryInfo.
 //! - `liveness.rs`: bounded connects and the health watchdog of each endpoint.
 //! - `count.rs`: the count task and the checked total.
-//! - `enumerate.rs`: the resumable enumeration into shard files and its manifest.
+//! - `enumerate.rs`: the resumable enumeration into shard files (text or Parquet) and its
+//!   manifest.
 //! - `error.rs`: why a run failed.
 //!
 //! Local (server-less) shard counts and their summing live in `crate::batch`; printing and
@@ -35,7 +37,7 @@ mod queue;
 mod resolve;
 
 pub use self::count::{CountTotal, count};
-pub use self::enumerate::{Manifest, enumerate, shard_file};
+pub use self::enumerate::{Format, Manifest, enumerate, shard_file};
 pub use self::error::Error;
 pub use self::job::{
     CONNECT_TIMEOUT, FanoutJob, MAX_ATTEMPTS, PROBE_INTERVAL, PROBE_TIMEOUT, SHARDS_PER_ENDPOINT,

@@ -16,6 +16,8 @@
 //! - `sanitizer`: the library's unit tests under AddressSanitizer (nightly Rust);
 //! - `flight`: the Arrow Flight service read by pyarrow, polars and DuckDB (`examples/flight`:
 //!   PyPI's wheels, about 100 MB, are why it is here);
+//! - `parquet`: the Parquet files of `enumerate --out` read by pyarrow, polars and DuckDB
+//!   (`examples/parquet`, in `flight`'s virtual environment);
 //! - `soak`: `queens-load soak` for 2 minutes (it needs nothing beyond the suite; it is here
 //!   for its time);
 //! - `browser`: the page in headless Chromium (Debian's `chromium`, driven by playwright-core).
@@ -28,6 +30,7 @@ mod deploy_slurm;
 mod flight;
 mod kubernetes;
 mod memory;
+mod parquet;
 mod prometheus;
 mod sanitizer;
 mod soak;
