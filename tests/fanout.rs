@@ -706,6 +706,9 @@ fn indexed_job_shards_sum_to_the_whole() {
         .collect();
     let (ok, _, err) = sum(broken);
     assert!(!ok);
-    assert!(err.contains("missing shards [3]"), "{err}");
-    assert!(err.contains("duplicated shards [5]"), "{err}");
+    assert!(err.contains("1 shard missing: 3;"), "{err}");
+    assert!(
+        err.contains("1 shard repeated with the same counts: 5"),
+        "{err}"
+    );
 }

@@ -18,4 +18,4 @@ pub use self::orchestrator::{
     INDEX_VARIABLE, SLURM_TASK_COUNT, SLURM_TASK_ID, SLURM_TASK_MAX, SLURM_TASK_MIN,
     SLURM_TASK_STEP, TaskShardError, shard_from, shard_of_task,
 };
-pub use self::sum::{SumError, Total, sum};
+pub use self::sum::{Gaps, Indices, SumError, Summer, Total, sum};

@@ -4,7 +4,6 @@
 
 use super::count::ShardCount;
 use crate::solver::{Counts, PartsError};
-use std::collections::BTreeMap;
 
 /// Why shard lines do not add up to a total.
 #[derive(Debug, thiserror::Error)]
@@ -47,19 +46,15 @@ pub enum SumError {
     /// No line was given.
     #[error("no shard counts given")]
     Empty,
-    /// Shards are missing or repeated.
-    #[error(
-        "n {n} with {shards} shards: missing shards {missing:?}, duplicated shards {duplicated:?}"
-    )]
+    /// Shards are missing or repeated: each list named as ranges of indices.
+    #[error("n {n} with {shards} shards: {gaps}")]
     Incomplete {
         /// Board size.
         n: u32,
         /// Number of shards.
         shards: u32,
-        /// Shards without a line.
-        missing: Vec<u32>,
-        /// Shards with more than one.
-        duplicated: Vec<u32>,
+        /// Which shards are missing or repeated.
+        gaps: Gaps,
     },
     /// The lines' counts do not add up to a total (too large, or parts split in different
     /// ways: some with `fundamental`, others with `turn_fixed`).
@@ -88,26 +83,142 @@ pub struct Total {
     pub fundamental: Option<u64>,
 }
 
-/// Sums shard lines (blank lines skipped). Fails, naming them, when shards are missing or
-/// repeated, or when lines disagree on n or on the number of shards.
-pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, SumError> {
-    let mut seen: BTreeMap<u32, ShardCount> = BTreeMap::new();
-    let mut duplicated = Vec::new();
-    let mut first: Option<(u32, u32)> = None;
-    for (number, line) in lines.into_iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+/// Shards missing or repeated among a sharding's lines, as ranges of indices (a
+/// sharding of a billion parts with one line has one missing range, not a billion indices).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// Shards without a line.
+    pub missing: Indices,
+    /// Shards with more than one line, all with the same counts.
+    pub repeated: Indices,
+    /// Shards with lines whose counts differ.
+    pub conflicting: Indices,
+}
+
+impl Gaps {
+    /// Whether every shard came exactly once.
+    fn is_empty(&self) -> bool {
+        [&self.missing, &self.repeated, &self.conflicting]
+            .iter()
+            .all(|list| list.is_empty())
+    }
+}
+
+impl std::fmt::Display for Gaps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lists = [
+            ("missing", &self.missing),
+            ("repeated with the same counts", &self.repeated),
+            ("repeated with different counts", &self.conflicting),
+        ];
+        let mut first = true;
+        for (what, list) in lists.into_iter().filter(|(_, l)| !l.is_empty()) {
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            let noun = if list.len() == 1 { "shard" } else { "shards" };
+            write!(f, "{} {noun} {what}: {list}", list.len())?;
         }
-        let c: ShardCount = serde_json::from_str(&line).map_err(|source| SumError::Line {
-            line: number + 1,
+        Ok(())
+    }
+}
+
+/// Ranges of a list of indices shown before the rest is only counted.
+const SHOWN_RANGES: usize = 20;
+
+/// Shard indices in increasing order, kept as inclusive ranges; shown as `3, 5-9, 12`
+/// (the first [`SHOWN_RANGES`] ranges, then how many more).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Indices {
+    /// The ranges, first and last index, in increasing order, none touching another.
+    pub ranges: Vec<(u32, u32)>,
+}
+
+impl Indices {
+    /// Adds the indices `from..to`, all above those already held.
+    fn extend(&mut self, from: u32, to: u32) {
+        if from < to {
+            self.push_range(from, to - 1);
+        }
+    }
+
+    /// Adds `index`, above those already held.
+    fn push(&mut self, index: u32) {
+        self.push_range(index, index);
+    }
+
+    /// Adds `from..=to`, above the indices already held.
+    fn push_range(&mut self, from: u32, to: u32) {
+        match self.ranges.last_mut() {
+            Some((_, last)) if from == *last + 1 => *last = to,
+            _ => self.ranges.push((from, to)),
+        }
+    }
+
+    /// How many indices it holds.
+    pub fn len(&self) -> u64 {
+        let sizes = self.ranges.iter().map(|&(a, b)| u64::from(b - a) + 1);
+        sizes.sum()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+impl std::fmt::Display for Indices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, &(from, to)) in self.ranges.iter().take(SHOWN_RANGES).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            if from == to {
+                write!(f, "{from}")?;
+            } else {
+                write!(f, "{from}-{to}")?;
+            }
+        }
+        if self.ranges.len() > SHOWN_RANGES {
+            write!(f, " and {} more ranges", self.ranges.len() - SHOWN_RANGES)?;
+        }
+        Ok(())
+    }
+}
+
+/// Shard lines added up one at a time, in any order (a million lines take tens of MiB:
+/// each shard's counts and index, nothing of the line kept); [`Summer::total`] checks that
+/// every shard came exactly once.
+#[derive(Debug, Default)]
+pub struct Summer {
+    /// The first line's board size and number of shards.
+    first: Option<(u32, u32)>,
+    /// Each line's shard and counts, in the order read.
+    shards: Vec<(u32, Counts)>,
+    /// Lines read, blank ones included.
+    lines: usize,
+}
+
+impl Summer {
+    /// Adds the next line (blank lines are skipped); fails on a line that is not a shard
+    /// count, or that counts another board or sharding than the lines before it.
+    pub fn add(&mut self, line: &str) -> Result<(), SumError> {
+        self.lines += 1;
+        let number = self.lines;
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let c: ShardCount = serde_json::from_str(line).map_err(|source| SumError::Line {
+            line: number,
             source,
         })?;
         let key = (c.n, c.shard.count);
-        match first {
-            None => first = Some(key),
+        match self.first {
+            None => self.first = Some(key),
             Some(f) if f != key => {
                 return Err(SumError::Mismatch {
-                    line: number + 1,
+                    line: number,
                     n: c.n,
                     count: c.shard.count,
                     first_n: f.0,
@@ -118,42 +229,61 @@ pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, SumError> 
         }
         if c.shard.index >= c.shard.count.max(1) {
             return Err(SumError::NoSuchShard {
-                line: number + 1,
+                line: number,
                 index: c.shard.index,
                 count: c.shard.count,
             });
         }
-        match seen.entry(c.shard.index) {
-            std::collections::btree_map::Entry::Occupied(_) => duplicated.push(c.shard.index),
-            std::collections::btree_map::Entry::Vacant(slot) => {
-                slot.insert(c);
+        let counts = Counts {
+            solutions: c.solutions,
+            fundamental: c.fundamental,
+            turn_fixed: c.turn_fixed,
+        };
+        self.shards.push((c.shard.index, counts));
+        Ok(())
+    }
+
+    /// The total, when every shard of the sharding came exactly once; else which shards
+    /// are missing or repeated (and whether their repeats agree), by index.
+    pub fn total(mut self) -> Result<Total, SumError> {
+        let (n, shards) = self.first.ok_or(SumError::Empty)?;
+        // Stable: a shard's lines stay in the order read.
+        self.shards.sort_by_key(|&(index, _)| index);
+        let mut gaps = Gaps::default();
+        let mut expected = 0;
+        for group in self.shards.chunk_by(|a, b| a.0 == b.0) {
+            let (index, counts) = group[0];
+            gaps.missing.extend(expected, index);
+            expected = index + 1;
+            if group.len() > 1 {
+                if group.iter().all(|&(_, c)| c == counts) {
+                    gaps.repeated.push(index);
+                } else {
+                    gaps.conflicting.push(index);
+                }
             }
         }
-    }
-    let (n, shards) = first.ok_or(SumError::Empty)?;
-    let missing: Vec<u32> = (0..shards.max(1))
-        .filter(|i| !seen.contains_key(i))
-        .collect();
-    if !missing.is_empty() || !duplicated.is_empty() {
-        duplicated.sort_unstable();
-        duplicated.dedup();
-        return Err(SumError::Incomplete {
+        gaps.missing.extend(expected, shards.max(1));
+        if !gaps.is_empty() {
+            return Err(SumError::Incomplete { n, shards, gaps });
+        }
+        let parts = self.shards.iter().map(|&(_, counts)| counts);
+        let total = Counts::whole(parts).map_err(|source| SumError::Parts { n, shards, source })?;
+        Ok(Total {
             n,
             shards,
-            missing,
-            duplicated,
-        });
+            solutions: total.solutions,
+            fundamental: total.fundamental,
+        })
     }
-    let parts = seen.values().map(|c| Counts {
-        solutions: c.solutions,
-        fundamental: c.fundamental,
-        turn_fixed: c.turn_fixed,
-    });
-    let total = Counts::whole(parts).map_err(|source| SumError::Parts { n, shards, source })?;
-    Ok(Total {
-        n,
-        shards,
-        solutions: total.solutions,
-        fundamental: total.fundamental,
-    })
+}
+
+/// Sums shard lines (blank lines skipped), in any order. Fails, naming them, when shards
+/// are missing or repeated, or when lines disagree on n or on the number of shards.
+pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, SumError> {
+    let mut summer = Summer::default();
+    for line in lines {
+        summer.add(&line)?;
+    }
+    summer.total()
 }

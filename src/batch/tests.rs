@@ -11,6 +11,7 @@ fn line(index: u32, count: u32, solutions: u64) -> String {
         solutions,
         fundamental: Some(1),
         turn_fixed: None,
+        recounted: None,
         seconds: 0.0,
     })
     .unwrap()
@@ -186,7 +187,7 @@ fn slurm_ids_with_shards_are_taken_as_they_are() {
 fn local_shards_sum_to_the_whole() {
     let lines: Vec<String> = (0..5)
         .map(|i| {
-            let c = count_local(10, &[], Shard { index: i, count: 5 }, 2).unwrap();
+            let c = count_local(10, &[], Shard { index: i, count: 5 }, 2, None).unwrap();
             serde_json::to_string(&c).unwrap()
         })
         .collect();
@@ -200,10 +201,12 @@ fn local_shards_sum_to_the_whole() {
 fn join_shard_lines_carry_turn_fixed_and_sum_to_the_whole() {
     let lines: Vec<String> = (0..3)
         .map(|i| {
-            let c = count_local(16, &[], Shard { index: i, count: 3 }, 2).unwrap();
+            let c = count_local(16, &[], Shard { index: i, count: 3 }, 2, Some(0.25)).unwrap();
             assert_eq!(c.fundamental, None);
             let line = serde_json::to_string(&c).unwrap();
             assert!(line.contains("\"turn_fixed\":"), "{line}");
+            // A quarter of a third of n = 16's keys recounted in another tier.
+            assert!(c.recounted.is_some_and(|r| r > 0), "{line}");
             line
         })
         .collect();
@@ -243,12 +246,67 @@ fn missing_and_duplicated_shards_are_named() {
     let err = sum(vec![line(0, 3, 1), line(2, 3, 1), line(2, 3, 1)])
         .unwrap_err()
         .to_string();
-    assert!(err.contains("missing shards [1]"), "{err}");
-    assert!(err.contains("duplicated shards [2]"), "{err}");
+    assert!(err.contains("1 shard missing: 1;"), "{err}");
+    assert!(
+        err.contains("1 shard repeated with the same counts: 2"),
+        "{err}"
+    );
     let err = sum(vec![line(0, 2, 1), line(1, 3, 1)])
         .unwrap_err()
         .to_string();
     assert!(err.contains("earlier lines"), "{err}");
     assert!(sum(Vec::<String>::new()).is_err());
     assert!(sum(vec!["{nonsense".to_string()]).is_err());
+}
+
+/// A record run's sum: a million-part sharding's lines in any order; its gaps, repeats and
+/// conflicting repeats named as ranges of indices, however many; the total only when every
+/// part came once.
+#[test]
+fn a_large_sharding_sums_in_any_order_and_names_its_gaps_as_ranges() {
+    const PARTS: u32 = 1_000_000;
+    // Every 7th index first, then the rest: not in order.
+    let order = (0..PARTS)
+        .step_by(7)
+        .chain((0..PARTS).filter(|i| i % 7 != 0));
+    let lines: Vec<String> = order.map(|i| line(i, PARTS, u64::from(i % 5))).collect();
+    let total = sum(lines.iter().cloned()).unwrap();
+    let expected: u64 = (0..PARTS).map(|i| u64::from(i % 5)).sum();
+    assert_eq!((total.solutions, total.shards), (expected, PARTS));
+    assert_eq!(total.fundamental, Some(u64::from(PARTS)));
+
+    // Gaps: 10..20 and every index from 500,000 on dropped; 3 twice alike, 4 twice unlike.
+    let mut broken: Vec<String> = (0..PARTS)
+        .filter(|&i| !(10..20).contains(&i) && i < 500_000)
+        .map(|i| line(i, PARTS, 1))
+        .collect();
+    broken.push(line(3, PARTS, 1));
+    broken.push(line(4, PARTS, 2));
+    let err = sum(broken).unwrap_err();
+    let SumError::Incomplete { gaps, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(gaps.missing.ranges, [(10, 19), (500_000, PARTS - 1)]);
+    assert_eq!(gaps.missing.len(), 10 + 500_000);
+    assert_eq!(gaps.repeated.ranges, [(3, 3)]);
+    assert_eq!(gaps.conflicting.ranges, [(4, 4)]);
+    let text = err.to_string();
+    assert!(
+        text.contains("500010 shards missing: 10-19, 500000-999999"),
+        "{text}"
+    );
+    assert!(text.contains("repeated with different counts: 4"), "{text}");
+
+    // A billion parts with one line: one missing range, not a billion indices.
+    let err = sum(vec![line(7, u32::MAX, 1)]).unwrap_err().to_string();
+    assert!(
+        err.contains("4294967294 shards missing: 0-6, 8-4294967294"),
+        "{err}"
+    );
+
+    // Many scattered gaps: the first 20 ranges shown, the rest counted.
+    let odd: Vec<String> = (0..1000).step_by(2).map(|i| line(i, 1000, 1)).collect();
+    let err = sum(odd).unwrap_err().to_string();
+    assert!(err.contains("500 shards missing: 1, 3, 5,"), "{err}");
+    assert!(err.contains("39 and 480 more ranges"), "{err}");
 }

@@ -6,7 +6,7 @@ use super::args::{CountArgs, SumArgs};
 use super::error::Error;
 use super::print::print_counts;
 use crate::batch;
-use crate::config::{default_search_threads, read};
+use crate::config::{ReadError, default_search_threads};
 use std::io::BufRead;
 
 /// `count --local`: one shard counted in process on every core (the shard from `--shard`,
@@ -14,7 +14,13 @@ use std::io::BufRead;
 /// `--json`.
 pub fn count_local(args: &CountArgs) -> Result<(), Error> {
     let shard = batch::shard_of_task(args.client.shard, args.spread.shards)?;
-    let counted = batch::count_local(args.n, &args.client.fixed, shard, default_search_threads())?;
+    let counted = batch::count_local(
+        args.n,
+        &args.client.fixed,
+        shard,
+        default_search_threads(),
+        args.recount,
+    )?;
     if args.json {
         println!("{}", serde_json::to_string(&counted)?);
     } else {
@@ -23,21 +29,43 @@ pub fn count_local(args: &CountArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// `sum`: the total of shard lines from files, or stdin when none is given.
+/// `sum`: the total of shard lines from files, or stdin when none is given, read a line at a
+/// time (a million lines hold only their counts).
 pub fn sum(args: SumArgs) -> Result<(), Error> {
-    let mut lines = Vec::new();
+    let mut summer = batch::Summer::default();
     if args.files.is_empty() {
-        for line in std::io::stdin().lock().lines() {
-            lines.push(line.map_err(Error::Stdin)?);
-        }
+        add_lines(&mut summer, std::io::stdin().lock(), Error::Stdin)?;
     }
     for path in &args.files {
-        let text = read(path)?;
-        lines.extend(String::from_utf8_lossy(&text).lines().map(str::to_string));
+        let named = |source| ReadError {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(named)?;
+        add_lines(&mut summer, std::io::BufReader::new(file), |e| {
+            named(e).into()
+        })?;
     }
-    let total = batch::sum(lines)?;
+    let total = summer.total()?;
     println!("n: {}", total.n);
     println!("shards: {}", total.shards);
     print_counts(total.solutions, total.fundamental, None);
     Ok(())
+}
+
+/// Adds every line of `input` to `summer` (bytes that are not UTF-8 replaced), a read error
+/// made an [`Error`] by `failed`.
+fn add_lines(
+    summer: &mut batch::Summer,
+    mut input: impl BufRead,
+    failed: impl Fn(std::io::Error) -> Error,
+) -> Result<(), Error> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line).map_err(&failed)? == 0 {
+            return Ok(());
+        }
+        summer.add(&String::from_utf8_lossy(&line))?;
+    }
 }
