@@ -2,8 +2,9 @@
 //! `queens count --local --json` prints: validated by the solver's own checks (the same
 //! messages a server gives, with the core's limits), counted on a pool of its own.
 
-use crate::solver::{self, CountOptions, Pool, Problem, QueryError, Shard, Square};
+use crate::solver::{self, CountOptions, Pool, Problem, QueryError, Recount, Shard, Square};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Why a local shard count failed.
@@ -44,25 +45,32 @@ pub struct ShardCount {
     /// classes from them.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub turn_fixed: Option<u64>,
+    /// Parts counted a second time in another tier and found equal (with `--recount`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recounted: Option<u64>,
     /// Seconds the count took.
     pub seconds: f64,
 }
 
 /// Counts shard `shard` of the n×n board with the queens `fixed` in this process on
 /// `threads` threads, after the solver's checks (the core's limits, the messages a server
-/// gives for the same request).
+/// gives for the same request); with `recount`, that share of the join's parts counted
+/// again in another tier ([`Recount`], seed 0).
 pub fn count_local(
     n: u32,
     fixed: &[Square],
     shard: Shard,
     threads: usize,
+    recount: Option<f64>,
 ) -> Result<ShardCount, LocalCountError> {
     let problem = Problem::new(n, fixed, false, shard)?;
     let started = Instant::now();
     let options = CountOptions {
         threads,
+        recount: recount.map(|fraction| Recount { fraction, seed: 0 }),
         ..CountOptions::default()
     };
+    let progress = options.progress.clone();
     let pool = Pool::new(threads);
     let counts = solver::pool::wait(|done| solver::count(&problem, options, &pool, done))
         .unwrap_or(Err(solver::CountError::Failed))?;
@@ -76,6 +84,7 @@ pub fn count_local(
         solutions: counts.solutions,
         fundamental: counts.fundamental,
         turn_fixed: counts.turn_fixed,
+        recounted: recount.map(|_| progress.recounted.load(Ordering::Relaxed)),
         seconds: started.elapsed().as_secs_f64(),
     })
 }

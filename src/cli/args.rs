@@ -161,6 +161,25 @@ pub struct CountArgs {
     /// seconds) for `queens sum`.
     #[arg(long, requires = "local")]
     pub json: bool,
+    /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 24) a second
+    /// time in another SIMD tier and fail if a count differs (the JSON line says how many
+    /// were recounted). The same parts on every run.
+    #[arg(long, requires = "local", value_name = "FRACTION", value_parser = fraction)]
+    pub recount: Option<f64>,
+}
+
+/// A fraction that is not a number from 0 to 1.
+#[derive(Debug, thiserror::Error)]
+#[error("expected a number from 0 to 1")]
+pub struct FractionError;
+
+/// A number from 0 to 1.
+fn fraction(text: &str) -> Result<f64, FractionError> {
+    let value: f64 = text.parse().map_err(|_| FractionError)?;
+    (0.0..=1.0)
+        .contains(&value)
+        .then_some(value)
+        .ok_or(FractionError)
 }
 
 /// The flags of `sum`.

@@ -264,6 +264,7 @@ impl From<CountError> for Error {
                 Error::Internal("the count failed: a search thread panicked".into())
             }
             CountError::OutOfMemory { bytes } => Error::OutOfMemory { bytes },
+            recounted @ CountError::Recounted { .. } => Error::Internal(recounted.to_string()),
         }
     }
 }

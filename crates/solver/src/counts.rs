@@ -104,4 +104,23 @@ pub enum CountError {
         /// The bytes asked for.
         bytes: u64,
     },
+    /// A part recounted on another tier ([`Recount`](crate::Recount)) gave another count:
+    /// one of the two runs is wrong (a bug, or a fault of the machine), so the count is not
+    /// answered.
+    #[error(
+        "the part whose top half takes the columns {top:#b} counted {first} in the {tier} \
+         tier but {again} in the {other} tier: the count is not trustworthy on this machine"
+    )]
+    Recounted {
+        /// The part's key: the columns of its top half's queens, as a mask.
+        top: u32,
+        /// Its count in the count's tier.
+        first: u64,
+        /// That tier.
+        tier: &'static str,
+        /// Its count in the other tier.
+        again: u64,
+        /// The other tier.
+        other: &'static str,
+    },
 }

@@ -59,7 +59,7 @@ mod oeis;
 mod tests;
 
 pub use count::{
-    CountMemory, CountOptions, Hold, Progress, answers_turn_fixed, count, count_memory,
+    CountMemory, CountOptions, Hold, Progress, Recount, answers_turn_fixed, count, count_memory,
 };
 pub use counts::{CountError, Counts, PartsError};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};

@@ -48,7 +48,7 @@ mod subproblem;
 mod tests;
 
 pub use self::need::{CountMemory, count_memory};
-pub use self::options::{CountOptions, Hold, Progress};
+pub use self::options::{CountOptions, Hold, Progress, Recount};
 
 use self::board::Board;
 use self::engine::{Done, start};

@@ -25,6 +25,23 @@ pub struct CountOptions {
     /// Kept alive by the join's tables if this count builds them, as long as they live (the
     /// server's reservation of their memory).
     pub hold: Option<Hold>,
+    /// A sample of the join's parts counted twice, the second time in another tier, to
+    /// catch a wrong count (`None`: each part once).
+    pub recount: Option<Recount>,
+}
+
+/// Which of the join's parts a count recounts in another SIMD tier: each key with
+/// probability `fraction`, drawn from a hash of the key and `seed` (the same keys on every
+/// run with the same seed). The other tier is the portable one when the count runs in
+/// AVX2 or AVX-512, else the best this CPU has; on a CPU with no SIMD tier both runs are
+/// portable, which catches a fault of the machine but not of the code. The turn-fixed parts
+/// (a small search each) are not recounted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recount {
+    /// The share of the keys recounted, from 0 to 1.
+    pub fraction: f64,
+    /// Chooses which keys.
+    pub seed: u64,
 }
 
 impl Default for CountOptions {
@@ -36,6 +53,7 @@ impl Default for CountOptions {
             cancel: Arc::default(),
             work_bytes: usize::MAX,
             hold: None,
+            recount: None,
         }
     }
 }
@@ -56,6 +74,9 @@ pub struct Progress {
     /// Symmetry classes of the finished subproblems; on a part whose classes are not its
     /// own, their turn-fixed points instead (see [`Counts::turn_fixed`](crate::Counts)).
     pub classes: AtomicU64,
+    /// Parts counted a second time in another tier and found equal
+    /// ([`CountOptions::recount`]).
+    pub recounted: AtomicU64,
 }
 
 impl Progress {

@@ -60,13 +60,13 @@ use self::shared::{Tables, with_tables};
 use self::tables::{Join, build_steps};
 use self::work::Works;
 use super::board::Tally;
-use super::options::{CountOptions, Progress};
+use super::options::{CountOptions, Progress, Recount};
 use super::subproblem::{Partial, Subproblem};
 use crate::counts::CountError;
 use crate::geometry::Square;
 use crate::pool::Pool;
 use crate::problem::Shard;
-use crate::simd::{Tier, tier};
+use crate::simd::{Tier, TierKind, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -162,14 +162,18 @@ pub(super) fn parts(
         return then(Ok(turns));
     }
     let works = Arc::new(Works::new(options.work_bytes));
+    let (recount, recounts) = (options.recount, progress.clone());
     let made = move |tables: Arc<Tables>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts.try_reserve_exact(keys.len()).is_err() {
             return Err(out_of_memory);
         }
-        let keys = keys
-            .into_iter()
-            .map(|key| Part(Kind::Key(tables.clone(), key, tier, works.clone())));
+        let keys = keys.into_iter().map(|key| {
+            let check = recount
+                .filter(|&r| chosen(&key, r))
+                .map(|_| (other_tier(tier), recounts.clone()));
+            Part(Kind::Key(tables.clone(), key, tier, works.clone(), check))
+        });
         parts.extend(keys);
         Ok(parts)
     };
@@ -242,8 +246,72 @@ enum Kind {
     /// the count's progress, which it ticks as it goes.
     Turns(u32, Arc<Progress>),
     /// One key's solutions: its weighted pairs times the key's weight, the pair tests in
-    /// this CPU's tier, its lists taken from the count's engines' ones.
-    Key(Arc<Tables>, Key, Tier, Arc<Works>),
+    /// this CPU's tier, its lists taken from the count's engines' ones; when the key is
+    /// recounted, the other tier and the progress that counts the recounts.
+    Key(
+        Arc<Tables>,
+        Key,
+        Tier,
+        Arc<Works>,
+        Option<(Tier, Arc<Progress>)>,
+    ),
+}
+
+/// Whether `recount` chooses `key`: a hash of its columns and the seed, against the
+/// fraction (a SplitMix64 finaliser: every bit of the input moves every bit of the hash).
+fn chosen(key: &Key, recount: Recount) -> bool {
+    let middle = key.middle.map_or(u64::from(u32::MAX), u64::from);
+    let mut x = (u64::from(key.top) | u64::from(key.bottom) << 32) ^ recount.seed;
+    x = x.wrapping_add(middle.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    // The top 53 bits as a fraction in [0, 1).
+    ((x >> 11) as f64) * (1.0 / (1u64 << 53) as f64) < recount.fraction
+}
+
+/// The tier a part is recounted in: the portable one after a SIMD tier, else the best this
+/// CPU has (the portable one again on a CPU without SIMD).
+fn other_tier(tier: Tier) -> Tier {
+    match tier.kind() {
+        TierKind::Portable => Tier::best(),
+        _ => Tier::PORTABLE,
+    }
+}
+
+/// A key's weighted pairs, counted in `tier` and, when `check` names another tier, again
+/// in that one: `Recounted` if the two differ.
+fn key_pairs(
+    tables: &Tables,
+    key: &Key,
+    tier: Tier,
+    check: Option<Tier>,
+    cancel: &AtomicBool,
+    works: &Works,
+) -> Result<u64, CountError> {
+    let mut work = works.take();
+    let pairs = tables.join.pairs(key, tier, cancel, &mut work);
+    let again = match (&pairs, check) {
+        (Ok(_), Some(other)) => Some(tables.join.pairs(key, other, cancel, &mut work)),
+        _ => None,
+    };
+    works.give(work);
+    let pairs = pairs?;
+    if let (Some(again), Some(other)) = (again, check) {
+        let again = again?;
+        #[cfg(test)]
+        let again = again + tests::RECOUNT_FAULT.load(Ordering::Relaxed);
+        if again != pairs {
+            return Err(CountError::Recounted {
+                top: key.top,
+                first: pairs,
+                tier: tier.name(),
+                again,
+                other: other.name(),
+            });
+        }
+    }
+    Ok(pairs)
 }
 
 impl Subproblem for Part {
@@ -291,12 +359,14 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, tier, works) => {
-                let mut work = works.take();
-                let pairs = tables.join.pairs(key, *tier, cancel, &mut work);
-                works.give(work);
+            Kind::Key(tables, key, tier, works, check) => {
+                let other = check.as_ref().map(|(other, _)| *other);
+                let pairs = key_pairs(tables, key, *tier, other, cancel, works)?;
+                if let Some((_, progress)) = check {
+                    progress.recounted.fetch_add(1, Ordering::Relaxed);
+                }
                 Ok(Partial {
-                    solutions: pairs?.checked_mul(key.weight).ok_or(CountError::Overflow)?,
+                    solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
                     classes: 0,
                 })
             }

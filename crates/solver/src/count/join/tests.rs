@@ -2,7 +2,7 @@
 //! shards, keys, the sieve's sampling and weights, cancellation.
 
 use super::super::subproblem::Subproblem;
-use super::super::{CountOptions, Progress};
+use super::super::{CountOptions, Progress, Recount};
 use super::fixed::turn_fixed_from;
 use super::memory::Allowance;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
@@ -481,4 +481,72 @@ fn memory_figures() {
             keys.len().div_ceil(step)
         );
     }
+}
+
+/// Added to every recount's answer by [`super::key_pairs`] in test builds: a fault the
+/// recount must catch. Only the recount test sets it (no other test recounts).
+pub(super) static RECOUNT_FAULT: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
+/// A count told to recount keys counts each chosen key again in the other tier: every key
+/// with fraction 1, about half with 0.5 (the same ones for the same seed), none with 0, the
+/// answer unchanged; and a recount that disagrees ends the count with `Recounted`, naming
+/// the key and both tiers, instead of an answer.
+#[test]
+fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
+    let (n, shard) = (16, Shard { index: 1, count: 3 });
+    let count = |recount: Option<Recount>| {
+        let pool = Pool::new(2);
+        let options = CountOptions {
+            threads: 2,
+            recount,
+            ..CountOptions::default()
+        };
+        let progress = options.progress.clone();
+        let problem = crate::Problem::new(n, &[], false, shard).unwrap();
+        let got = wait(|done| crate::count(&problem, options, &pool, done)).unwrap();
+        (got, progress.recounted.load(Ordering::Relaxed))
+    };
+    let keys = super::keys_held(n, shard) as u64;
+    let (plain, none) = count(None);
+    let plain = plain.unwrap();
+    assert_eq!(none, 0);
+    let all = Recount {
+        fraction: 1.0,
+        seed: 7,
+    };
+    assert_eq!(count(Some(all)), (Ok(plain), keys));
+    let half = Recount {
+        fraction: 0.5,
+        seed: 7,
+    };
+    let (got, some) = count(Some(half));
+    assert_eq!(got, Ok(plain));
+    assert!(keys / 4 < some && some < 3 * keys / 4, "{some} of {keys}");
+    assert_eq!(count(Some(half)).1, some, "the same seed, the same keys");
+    let zero = Recount {
+        fraction: 0.0,
+        seed: 7,
+    };
+    assert_eq!(count(Some(zero)), (Ok(plain), 0));
+
+    RECOUNT_FAULT.store(1, Ordering::Relaxed);
+    let (got, _) = count(Some(all));
+    RECOUNT_FAULT.store(0, Ordering::Relaxed);
+    let Err(CountError::Recounted {
+        top,
+        first,
+        tier: first_tier,
+        again,
+        other,
+    }) = got
+    else {
+        panic!("{got:?}");
+    };
+    assert_eq!(again, first + 1);
+    if Tier::best().kind() != crate::TierKind::Portable {
+        assert_ne!(first_tier, other, "another tier");
+    }
+    assert_eq!(top.count_ones(), n / 2, "a key's top half: {top:#b}");
+    eprintln!("recounts: {some} of {keys} keys at 0.5; in {first_tier} then {other}");
 }
