@@ -431,12 +431,69 @@ pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
     )
 }
 
-/// The pair tests in plain Rust.
+/// The pair tests in plain Rust: blocks big enough in [`leaf_portable_blocked`], the rest
+/// pair by pair.
 #[inline(always)]
 fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
+    // The counts are the same either way round: the shorter block is the one split into
+    // halves (once per pass over the longer), unless it is too short for whole registers.
+    let (outer, inner) = if xs.len() >= ys.len() { (xs, ys) } else { (ys, xs) };
+    let (outer, inner) = if inner.len() >= 16 {
+        (outer, inner)
+    } else {
+        (inner, outer)
+    };
+    if outer.len() >= 2 && inner.len() >= 16 {
+        return leaf_portable_blocked(outer, inner);
+    }
     let mut total = 0;
     for &x in xs {
         total += ys.iter().map(|&y| u64::from(x & y == 0)).sum::<u64>();
+    }
+    total
+}
+
+/// Words of `inner` [`leaf_portable_blocked`] splits into halves at a time.
+const HALF_CHUNK: usize = 256;
+
+/// The pair tests for CPUs whose baseline vectors lack a 64-bit comparison (SSE2 has only
+/// 32-bit ones): a chunk of `inner` split into its low and high 32-bit halves, so that a
+/// pair fits when `(x_low & y_low) | (x_high & y_high)` is zero, which 32-bit lanes test
+/// (four pairs per SSE2 register, and two words of `outer` per pass over the chunk). Plain
+/// Rust that the compiler vectorises for the baseline target (SSE2 on x86-64, NEON on
+/// aarch64).
+#[inline(never)]
+fn leaf_portable_blocked(outer: &[u64], inner: &[u64]) -> u64 {
+    let mut low = [0u32; HALF_CHUNK];
+    let mut high = [0u32; HALF_CHUNK];
+    let mut total = 0u64;
+    for chunk in inner.chunks(HALF_CHUNK) {
+        let (low, high) = (&mut low[..chunk.len()], &mut high[..chunk.len()]);
+        for ((l, h), &y) in low.iter_mut().zip(high.iter_mut()).zip(chunk) {
+            *l = y as u32;
+            *h = (y >> 32) as u32;
+        }
+        let (low, high) = (&*low, &*high);
+        // At most `HALF_CHUNK` per count: no overflow.
+        let (pairs, last) = outer.as_chunks::<2>();
+        for &[a, b] in pairs {
+            let (a_low, a_high, b_low, b_high) =
+                (a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32);
+            let (mut count_a, mut count_b) = (0u32, 0u32);
+            for (&l, &h) in low.iter().zip(high) {
+                count_a += u32::from((l & a_low) | (h & a_high) == 0);
+                count_b += u32::from((l & b_low) | (h & b_high) == 0);
+            }
+            total += u64::from(count_a) + u64::from(count_b);
+        }
+        for &a in last {
+            let (a_low, a_high) = (a as u32, (a >> 32) as u32);
+            let mut count = 0u32;
+            for (&l, &h) in low.iter().zip(high) {
+                count += u32::from((l & a_low) | (h & a_high) == 0);
+            }
+            total += u64::from(count);
+        }
     }
     total
 }
