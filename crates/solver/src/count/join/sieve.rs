@@ -350,13 +350,44 @@ fn partition(
         tier,
         partition_avx512(words, bit, (with, without)),
         partition_avx2(words, bit, (with, without)),
-        {
-            without.extend(words.iter().filter(|&&w| w & bit == 0));
-            if let Some(with) = with {
-                with.extend(words.iter().filter(|&&w| w & bit != 0));
-            }
-        },
+        partition_portable(words, bit, (with, without)),
     )
+}
+
+/// [`partition`]'s pass in plain Rust, without branches: each word is written to the next
+/// slot of both lists, and only the list of its kind advances (each list has room for its
+/// words and a register more, so the slot after its last word is there to write).
+#[inline(always)]
+fn partition_portable(words: &[u64], bit: u64, (with, without): Lists) {
+    let nb = match with {
+        Some(with) => {
+            let (a, b) = (with.spare_capacity_mut(), without.spare_capacity_mut());
+            let (mut na, mut nb) = (0, 0);
+            for &word in words {
+                let has = usize::from(word & bit != 0);
+                // Slot `na` exists: `na` counts the words with the bit so far, at most all of
+                // them, and `a` has room for one more (`b` and `nb` likewise).
+                a[na.min(a.len() - 1)].write(word);
+                b[nb.min(b.len() - 1)].write(word);
+                na += has;
+                nb += 1 - has;
+            }
+            // SAFETY: the first `na` slots of `with`'s room hold its words, written above.
+            unsafe { with.set_len(na) };
+            nb
+        }
+        None => {
+            let b = without.spare_capacity_mut();
+            let mut nb = 0;
+            for &word in words {
+                b[nb.min(b.len() - 1)].write(word);
+                nb += usize::from(word & bit == 0);
+            }
+            nb
+        }
+    };
+    // SAFETY: the first `nb` slots of `without`'s room hold its words, written above.
+    unsafe { without.set_len(nb) };
 }
 
 /// The lists a partition fills: those with the bit, if wanted, and those without it.
