@@ -474,7 +474,11 @@ pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
 fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
     // The counts are the same either way round: the shorter block is the one split into
     // halves (once per pass over the longer), unless it is too short for whole registers.
-    let (outer, inner) = if xs.len() >= ys.len() { (xs, ys) } else { (ys, xs) };
+    let (outer, inner) = if xs.len() >= ys.len() {
+        (xs, ys)
+    } else {
+        (ys, xs)
+    };
     let (outer, inner) = if inner.len() >= 16 {
         (outer, inner)
     } else {
