@@ -522,27 +522,34 @@ fn leaf_portable_blocked(outer: &[u64], inner: &[u64]) -> u64 {
             )
         };
         // At most `HALF_CHUNK` per count: no overflow.
-        let (pairs, last) = outer.as_chunks::<2>();
-        for &[a, b] in pairs {
-            let (a_low, a_high, b_low, b_high) =
-                (a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32);
-            let (mut count_a, mut count_b) = (0u32, 0u32);
-            for (&l, &h) in low.iter().zip(high) {
-                count_a += u32::from((l & a_low) | (h & a_high) == 0);
-                count_b += u32::from((l & b_low) | (h & b_high) == 0);
-            }
-            total += u64::from(count_a) + u64::from(count_b);
+        let (fours, rest) = outer.as_chunks::<4>();
+        let (pairs, last) = rest.as_chunks::<2>();
+        for xs in fours {
+            total += halves_fit(xs, low, high);
         }
-        for &a in last {
-            let (a_low, a_high) = (a as u32, (a >> 32) as u32);
-            let mut count = 0u32;
-            for (&l, &h) in low.iter().zip(high) {
-                count += u32::from((l & a_low) | (h & a_high) == 0);
-            }
-            total += u64::from(count);
+        for xs in pairs {
+            total += halves_fit(xs, low, high);
+        }
+        for xs in last.as_chunks::<1>().0 {
+            total += halves_fit(xs, low, high);
         }
     }
     total
+}
+
+/// How many pairs of one of `xs` and one of the words split into `low` and `high` halves
+/// fit ([`leaf_portable_blocked`]'s loop; at most `HALF_CHUNK` words, so no overflow).
+#[inline(always)]
+fn halves_fit<const K: usize>(xs: &[u64; K], low: &[u32], high: &[u32]) -> u64 {
+    let x_low = xs.map(|x| x as u32);
+    let x_high = xs.map(|x| (x >> 32) as u32);
+    let mut count = 0u32;
+    for (&l, &h) in low.iter().zip(high) {
+        for k in 0..K {
+            count += u32::from((l & x_low[k]) | (h & x_high[k]) == 0);
+        }
+    }
+    u64::from(count)
 }
 
 /// Four pairs per instruction: four words of `xs` at a time against four of `ys`, then the
