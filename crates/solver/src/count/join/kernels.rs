@@ -180,10 +180,25 @@ each_head_in!(
     extend_avx2
 );
 
-/// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance.
+/// [`extend`]'s loop in plain Rust: every slot is written, and only fitting tails advance;
+/// eight tails' halves and tests at a time first (which the compiler vectorises), then
+/// their slots.
+#[inline(always)]
 fn extend_portable(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail) -> usize {
+    assert!(free.len() >= tails.len());
     let mut added = 0;
-    for &word in tails {
+    let (groups, rest) = tails.as_chunks::<8>();
+    for group in groups {
+        let halves = group.map(|word| tail.half(share, word));
+        let keep = group.map(|word| usize::from(meets & word == 0));
+        for (half, keep) in halves.into_iter().zip(keep) {
+            // SAFETY: `added` is at most the tails before this one, fewer than `tails.len()`,
+            // which is at most `free.len()` (asserted above).
+            unsafe { free.get_unchecked_mut(added).write(half) };
+            added += keep;
+        }
+    }
+    for &word in rest {
         free[added].write(tail.half(share, word));
         added += usize::from(meets & word == 0);
     }

@@ -350,13 +350,50 @@ fn partition(
         tier,
         partition_avx512(words, bit, (with, without)),
         partition_avx2(words, bit, (with, without)),
-        {
-            without.extend(words.iter().filter(|&&w| w & bit == 0));
-            if let Some(with) = with {
-                with.extend(words.iter().filter(|&&w| w & bit != 0));
-            }
-        },
+        partition_portable(words, bit, (with, without)),
     )
+}
+
+/// [`partition`]'s pass in plain Rust, without branches: each word is written to the next
+/// slot of both lists, and only the list of its kind advances (each list has room for its
+/// words and a register more, so the slot after its last word is there to write).
+#[inline(always)]
+fn partition_portable(words: &[u64], bit: u64, (with, without): Lists) {
+    let nb = match with {
+        Some(with) => {
+            let (a, b) = (with.spare_capacity_mut(), without.spare_capacity_mut());
+            assert!(!a.is_empty() && !b.is_empty());
+            let (mut na, mut nb) = (0, 0);
+            for &word in words {
+                let has = usize::from(word & bit != 0);
+                // SAFETY: `na` counts the words with the bit so far, at most all of them,
+                // and `a` has room for them and one more (the caller's room); `b` and `nb`
+                // likewise.
+                unsafe {
+                    a.get_unchecked_mut(na).write(word);
+                    b.get_unchecked_mut(nb).write(word);
+                }
+                na += has;
+                nb += 1 - has;
+            }
+            // SAFETY: the first `na` slots of `with`'s room hold its words, written above.
+            unsafe { with.set_len(na) };
+            nb
+        }
+        None => {
+            let b = without.spare_capacity_mut();
+            assert!(!b.is_empty());
+            let mut nb = 0;
+            for &word in words {
+                // SAFETY: as above.
+                unsafe { b.get_unchecked_mut(nb).write(word) };
+                nb += usize::from(word & bit == 0);
+            }
+            nb
+        }
+    };
+    // SAFETY: the first `nb` slots of `without`'s room hold its words, written above.
+    unsafe { without.set_len(nb) };
 }
 
 /// The lists a partition fills: those with the bit, if wanted, and those without it.
@@ -431,14 +468,88 @@ pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
     )
 }
 
-/// The pair tests in plain Rust.
+/// The pair tests in plain Rust: blocks big enough in [`leaf_portable_blocked`], the rest
+/// pair by pair.
 #[inline(always)]
 fn leaf_portable(xs: &[u64], ys: &[u64]) -> u64 {
+    // The counts are the same either way round: the shorter block is the one split into
+    // halves (once per pass over the longer), unless it is too short for whole registers.
+    let (outer, inner) = if xs.len() >= ys.len() {
+        (xs, ys)
+    } else {
+        (ys, xs)
+    };
+    let (outer, inner) = if inner.len() >= 16 {
+        (outer, inner)
+    } else {
+        (inner, outer)
+    };
+    if outer.len() >= 2 && inner.len() >= 16 {
+        return leaf_portable_blocked(outer, inner);
+    }
     let mut total = 0;
     for &x in xs {
         total += ys.iter().map(|&y| u64::from(x & y == 0)).sum::<u64>();
     }
     total
+}
+
+/// Words of `inner` [`leaf_portable_blocked`] splits into halves at a time.
+const HALF_CHUNK: usize = 256;
+
+/// The pair tests for CPUs whose baseline vectors lack a 64-bit comparison (SSE2 has only
+/// 32-bit ones): a chunk of `inner` split into its low and high 32-bit halves, so that a
+/// pair fits when `(x_low & y_low) | (x_high & y_high)` is zero, which 32-bit lanes test
+/// (four pairs per SSE2 register, and two words of `outer` per pass over the chunk). Plain
+/// Rust that the compiler vectorises for the baseline target (SSE2 on x86-64, NEON on
+/// aarch64).
+#[inline(never)]
+fn leaf_portable_blocked(outer: &[u64], inner: &[u64]) -> u64 {
+    // Not zeroed: only the slots a chunk writes are read (a memset per call cost 2% of n = 18).
+    let mut low = [const { std::mem::MaybeUninit::<u32>::uninit() }; HALF_CHUNK];
+    let mut high = [const { std::mem::MaybeUninit::<u32>::uninit() }; HALF_CHUNK];
+    let mut total = 0u64;
+    for chunk in inner.chunks(HALF_CHUNK) {
+        for ((l, h), &y) in low.iter_mut().zip(high.iter_mut()).zip(chunk) {
+            l.write(y as u32);
+            h.write((y >> 32) as u32);
+        }
+        // SAFETY: the first `chunk.len()` slots of each were written just now.
+        let (low, high): (&[u32], &[u32]) = unsafe {
+            (
+                &*(&raw const low[..chunk.len()] as *const [u32]),
+                &*(&raw const high[..chunk.len()] as *const [u32]),
+            )
+        };
+        // At most `HALF_CHUNK` per count: no overflow.
+        let (fours, rest) = outer.as_chunks::<4>();
+        let (pairs, last) = rest.as_chunks::<2>();
+        for xs in fours {
+            total += halves_fit(xs, low, high);
+        }
+        for xs in pairs {
+            total += halves_fit(xs, low, high);
+        }
+        for xs in last.as_chunks::<1>().0 {
+            total += halves_fit(xs, low, high);
+        }
+    }
+    total
+}
+
+/// How many pairs of one of `xs` and one of the words split into `low` and `high` halves
+/// fit ([`leaf_portable_blocked`]'s loop; at most `HALF_CHUNK` words, so no overflow).
+#[inline(always)]
+fn halves_fit<const K: usize>(xs: &[u64; K], low: &[u32], high: &[u32]) -> u64 {
+    let x_low = xs.map(|x| x as u32);
+    let x_high = xs.map(|x| (x >> 32) as u32);
+    let mut count = 0u32;
+    for (&l, &h) in low.iter().zip(high) {
+        for k in 0..K {
+            count += u32::from((l & x_low[k]) | (h & x_high[k]) == 0);
+        }
+    }
+    u64::from(count)
 }
 
 /// Four pairs per instruction: four words of `xs` at a time against four of `ys`, then the
