@@ -7,7 +7,7 @@ use super::kernels::extend;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::tables::Join;
-use super::word::BALANCE_SHIFT;
+use super::word::{BALANCE_SHIFT, mirror_masks, right_field};
 use super::work::Work;
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -49,8 +49,7 @@ impl Join {
             return Ok(0);
         }
         let n = self.n;
-        let low = (1u64 << n) - 1;
-        let fields = (1u64 << (2 * n)) - 1;
+        let (low, fields) = mirror_masks(n);
         for y in bottoms.iter_mut() {
             let balance = *y >> BALANCE_SHIFT;
             let diagonals = *y & fields;
@@ -81,8 +80,10 @@ impl Join {
     ) -> Result<(), CountError> {
         out.clear();
         // A half attacks the middle queen when its word has her column in either field: a
-        // head's share or a tail's word with her bits.
-        let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
+        // head's share or a tail's word with her bits (her left-going column q at bit q - 1,
+        // none for column 0: see `word.rs`).
+        let right = right_field(self.n);
+        let spare = middle.map_or(0, |q| ((1u64 << q) >> 1) | (1u64 << (q + right)));
         let ends = [spare, self.tail.spare(self.n, middle)];
         // The head's sets: each of the key's columns' sets of `head` of them.
         let mut places = [0u32; 24];
