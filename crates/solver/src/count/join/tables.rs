@@ -259,19 +259,48 @@ impl Join {
             tail,
             peak_bytes: 0,
         };
-        // A head's balance field is biased for the tail's bias to make the half's: each
-        // band's balance plus BAND_BIAS.
-        let bias = BAND_BIAS - TAIL_BIAS;
-        let heads = join.heads(cancel, tick, |p| {
-            let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
-            let share = join.share(ld << t, rd >> t, p.balance + bias);
-            [(ld << tail.left) | (rd << tail.right), share]
-        })?;
+        let heads = join.heads(cancel, tick, |p| join.head_entry(p))?;
         let tails = join.tails(cancel, tick, tier())?;
         join.heads = heads;
         join.tails = tails;
         join.peak_bytes = peak();
         Ok(join)
+    }
+
+    /// A head's entry in the heads' table: the traces a tail's queens must not have (laid
+    /// out as a [`Tail`]'s word) and the head's share of the half's word, its balance field
+    /// biased for the tail's bias to make the half's (each band's balance plus BAND_BIAS).
+    #[inline]
+    fn head_entry(&self, p: Placed) -> [u64; 2] {
+        let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
+        let t = self.m - self.head;
+        let share = self.share(ld << t, rd >> t, p.balance + BAND_BIAS - TAIL_BIAS);
+        [(ld << self.tail.left) | (rd << self.tail.right), share]
+    }
+
+    /// The entry [`Join::head_entry`] makes of the head whose row `r` has its queen on
+    /// `columns[r]`, and the set of those columns; `None` unless they are `head` columns
+    /// apart and at peace. For tests that count the halves of one head.
+    #[cfg(test)]
+    pub(super) fn head_of(&self, columns: &[u32]) -> Option<([u64; 2], u32)> {
+        let mut p = Placed {
+            seen: 0,
+            ld: 0,
+            rd: 0,
+            balance: 0,
+        };
+        let mut set = 0;
+        for (row, &column) in columns.iter().enumerate() {
+            let bit = 1u32 << column;
+            if (p.ld | p.rd | set) & bit != 0 {
+                return None;
+            }
+            set |= bit;
+            p.ld = ((p.ld | bit) << 1) & self.full;
+            p.rd = (p.rd | bit) >> 1;
+            p.balance += self.balance(row as u32, column);
+        }
+        (columns.len() == self.head as usize).then(|| (self.head_entry(p), set))
     }
 
     /// The heads' table: the placements of the head's rows from row 0 (as if no row above
