@@ -37,7 +37,7 @@ const TABLES: [u64; 10] = [
 ];
 
 /// Bytes an engine's working lists took at most over a sample of each size's keys (every
-/// K-th key, about 400 of them, 300 at n = 24, 13 at n = 25; AVX-512): the two lists of half
+/// K-th key, about 400 of them, 300 at n = 24, 121 at n = 25; AVX-512): the two lists of half
 /// words, the room to sort them and the sieve's blocks (`memory_figures`). The lists are what a key cannot do
 /// without; the sieve makes do with what is left of its allowance, slower but exact.
 const WORK_SAMPLED: [u64; 10] = [
@@ -50,7 +50,7 @@ const WORK_SAMPLED: [u64; 10] = [
     46_149_608,  // 22
     24_073_272,  // 23
     344_191_608, // 24
-    154_617_048, // 25
+    183_610_448, // 25
 ];
 
 /// What a count reserves: one share of the tables of its size, if it builds or shares
