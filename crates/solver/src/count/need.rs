@@ -37,9 +37,10 @@ const TABLES: [u64; 10] = [
 ];
 
 /// Bytes an engine's working lists took at most over a sample of each size's keys (every
-/// K-th key, about 400 of them, 300 at n = 24, 121 at n = 25; AVX-512): the two lists of half
-/// words, the room to sort them and the sieve's blocks (`memory_figures`). The lists are what a key cannot do
-/// without; the sieve makes do with what is left of its allowance, slower but exact.
+/// K-th key, about 400 of them, 300 at n = 24, 121 at n = 25; AVX-512): the two lists of
+/// half words, the room to sort them and the sieve's blocks (`memory_figures`). The lists
+/// are what a key cannot do without; the sieve makes do with what is left of its allowance,
+/// slower but exact.
 const WORK_SAMPLED: [u64; 10] = [
     186_712,     // 16
     107_112,     // 17

@@ -139,7 +139,8 @@ pub(super) fn parts(
         .filter(|&first| shard.holds(first as usize))
         .collect();
     // Only the shard's parts are made: the rest cost no memory and no reference counts. Their
-    // lists (tens of MiB at n = 24) are allocated once, where a failure is an error.
+    // lists (tens of MiB at n = 24, about a GiB at n = 25 whole) are allocated once, where a
+    // failure is an error.
     let held = keys_held(n, shard);
     let out_of_memory = CountError::OutOfMemory {
         bytes: key_list_bytes(held),

@@ -44,9 +44,10 @@ impl<const W: usize> Bands<W> {
 /// from bit `r + t`, `r` the half word's right-going field ([`right_field`]); its balance,
 /// biased by [`TAIL_BIAS`], from bit `BALANCE_SHIFT + 2t`. The traces end at bit
 /// `r + n + 2t - 2` (n = 24: 58, n = 25: 59, t = 6), below the balance at bit 60. A head's
-/// test word marks the same traces, so the test is one AND; and the tail's share of the half's word comes out of it by one shift and masks
-/// ([`Tail::half`]): the traces continued down to the row under the half are the traces
-/// themselves moved by the band's height. Half the bytes of a test word and a share word,
+/// test word marks the same traces, so the test is one AND; and the tail's share of the
+/// half's word comes out of it by one shift and masks ([`Tail::half`]): the traces
+/// continued down to the row under the half are the traces themselves moved by the band's
+/// height. Half the bytes of a test word and a share word,
 /// which matters because the tails' table is read afresh for every key.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tail {
