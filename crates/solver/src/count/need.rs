@@ -21,25 +21,27 @@ const OFF_JOIN: u64 = 8 * MIB;
 /// tables are made from and the tables (each array rounded up to whole 2 MiB huge pages
 /// from half a MiB on), as the build measures them itself (`Join::peak_bytes`, printed by
 /// the test `memory_figures`), plus the lists of where each set's entries start (under a
-/// MiB at n = 24). Exact: the tables depend on n alone. A shard that holds no key builds
+/// MiB at n = 25). Exact: the tables depend on n alone. A shard that holds no key builds
 /// none.
-const TABLES: [u64; 9] = [
-    562_056,     // 16
-    760_024,     // 17
-    10_485_760,  // 18
-    10_485_760,  // 19
-    20_971_520,  // 20
-    27_262_976,  // 21
-    180_355_072, // 22
-    247_463_936, // 23
-    729_808_896, // 24
+const TABLES: [u64; 10] = [
+    562_056,       // 16
+    760_024,       // 17
+    10_485_760,    // 18
+    10_485_760,    // 19
+    20_971_520,    // 20
+    27_262_976,    // 21
+    180_355_072,   // 22
+    247_463_936,   // 23
+    729_808_896,   // 24
+    1_000_341_504, // 25
 ];
 
 /// Bytes an engine's working lists took at most over a sample of each size's keys (every
-/// K-th key, about 400 of them, 300 at n = 24; AVX-512): the two lists of half words, the room to sort
-/// them and the sieve's blocks (`memory_figures`). The lists are what a key cannot do
-/// without; the sieve makes do with what is left of its allowance, slower but exact.
-const WORK_SAMPLED: [u64; 9] = [
+/// K-th key, about 400 of them, 300 at n = 24, 121 at n = 25; AVX-512): the two lists of
+/// half words, the room to sort them and the sieve's blocks (`memory_figures`). The lists
+/// are what a key cannot do without; the sieve makes do with what is left of its allowance,
+/// slower but exact.
+const WORK_SAMPLED: [u64; 10] = [
     186_712,     // 16
     107_112,     // 17
     1_096_176,   // 18
@@ -49,6 +51,7 @@ const WORK_SAMPLED: [u64; 9] = [
     46_149_608,  // 22
     24_073_272,  // 23
     344_191_608, // 24
+    183_610_448, // 25
 ];
 
 /// What a count reserves: one share of the tables of its size, if it builds or shares
@@ -89,7 +92,7 @@ fn per_engine(n: u32) -> u64 {
 }
 
 /// What a count of `problem` on `threads` engines needs of memory: on the join path (plain
-/// boards from n = 16 to 24, whole or a shard that holds a key) the tables of its size, each
+/// boards from n = 16 to 25, whole or a shard that holds a key) the tables of its size, each
 /// engine's allowance and the list of its keys; otherwise [`OFF_JOIN`].
 pub fn count_memory(problem: &Problem, threads: usize) -> CountMemory {
     let n = problem.n();

@@ -7,7 +7,7 @@ use super::kernels::extend;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::tables::Join;
-use super::word::BALANCE_SHIFT;
+use super::word::{BALANCE_SHIFT, mirror_masks, right_field};
 use super::work::Work;
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -45,12 +45,57 @@ impl Join {
                 .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
         }
         made?;
+        self.sieve_pairs(key, tier, cancel, work)
+    }
+
+    /// The fitting pairs of one head's top halves of `key` (its entry `head` in the heads'
+    /// table, on the columns `first`) and all of the key's bottom halves, its lists in
+    /// `work`: [`Join::pairs`] restricted to one head, for tests that check a part of a large
+    /// board against a search.
+    #[cfg(test)]
+    pub(super) fn pairs_of_head(
+        &self,
+        key: &Key,
+        head: [u64; 2],
+        first: u32,
+        tier: Tier,
+        work: &mut Work,
+    ) -> Result<u64, CountError> {
+        let Work {
+            tops,
+            bottoms,
+            allowance,
+            ..
+        } = work;
+        let tails = self.tails.get(key.top & !first);
+        tops.clear();
+        allowance.reserve(tops, tails.len() + 8)?;
+        extend(tops, &head, tails, self.spares(key.middle), self.tail, tier);
+        self.halves(key.bottom, key.middle, tier, bottoms, allowance)?;
+        self.sieve_pairs(key, tier, &AtomicBool::new(false), work)
+    }
+
+    /// The fitting pairs of the top halves and bottom halves in `work` (both as top halves'
+    /// words): the bottoms mirrored, both sorted by balance and sieved.
+    fn sieve_pairs(
+        &self,
+        key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+    ) -> Result<u64, CountError> {
+        let Work {
+            tops,
+            bottoms,
+            scratch,
+            sieve,
+            allowance,
+        } = work;
         if tops.is_empty() || bottoms.is_empty() {
             return Ok(0);
         }
         let n = self.n;
-        let low = (1u64 << n) - 1;
-        let fields = (1u64 << (2 * n)) - 1;
+        let (low, fields) = mirror_masks(n);
         for y in bottoms.iter_mut() {
             let balance = *y >> BALANCE_SHIFT;
             let diagonals = *y & fields;
@@ -67,6 +112,15 @@ impl Join {
         Ok(pairs)
     }
 
+    /// The bits of the middle queen (if any) in a head's share and in a tail's word: a half
+    /// attacks her when its word has her column in either field (her left-going column `q`
+    /// at bit `q - 1`, none for column 0: see `word.rs`).
+    fn spares(&self, middle: Option<u32>) -> [u64; 2] {
+        let right = right_field(self.n);
+        let spare = middle.map_or(0, |q| ((1u64 << q) >> 1) | (1u64 << (q + right)));
+        [spare, self.tail.spare(self.n, middle)]
+    }
+
     /// Fills `out` with the top halves on exactly `columns` (and at peace with the middle
     /// queen), as the word the rows below see: attacked diagonals on the next row, one field
     /// per direction; `out` grows within `allowance` (`OutOfMemory` past it). Gives way to
@@ -80,10 +134,7 @@ impl Join {
         allowance: &mut Allowance,
     ) -> Result<(), CountError> {
         out.clear();
-        // A half attacks the middle queen when its word has her column in either field: a
-        // head's share or a tail's word with her bits.
-        let spare = middle.map_or(0, |q| (1u64 << q) | (1u64 << (q + self.n)));
-        let ends = [spare, self.tail.spare(self.n, middle)];
+        let ends = self.spares(middle);
         // The head's sets: each of the key's columns' sets of `head` of them.
         let mut places = [0u32; 24];
         let mut rest = columns;

@@ -38,19 +38,22 @@ pub(super) static BINOMIAL: [[u32; 13]; 32] = {
     table
 };
 
-/// `RANK_BYTES[c][j][b]`: what the bits of byte `b` add to a colex rank when it is byte `c`
-/// of a set and `j` of the set's bits lie below it (the sum of `BINOMIAL[column][index]`
-/// over its bits); 0 where an index would pass 12, which no band's set reaches.
-static RANK_BYTES: [[[u32; 256]; 13]; 3] = {
-    let mut table = [[[0u32; 256]; 13]; 3];
+/// `RANK_BYTES[c][j][b]`: what the bits of chunk `b` add to a colex rank when it is chunk
+/// `c` of a set (bits `8c` on: two bytes, then the 9 bits from 16) and `j` of the set's
+/// bits lie below it (the sum of `BINOMIAL[column][index]` over its bits); 0 where an index
+/// would pass 12, which no band's set reaches. The first two chunks use 256 of the 512
+/// entries.
+static RANK_BYTES: [[[u32; 512]; 13]; 3] = {
+    let mut table = [[[0u32; 512]; 13]; 3];
     let mut c = 0;
     while c < 3 {
+        let bits = if c == 2 { 9 } else { 8 };
         let mut j = 0;
         while j < 13 {
             let mut b = 0;
-            while b < 256 {
+            while b < 1 << bits {
                 let (mut sum, mut index, mut bit) = (0, j + 1, 0);
-                while bit < 8 {
+                while bit < bits {
                     if b & (1 << bit) != 0 {
                         if index <= 12 {
                             sum += BINOMIAL[8 * c + bit][index];
@@ -69,18 +72,22 @@ static RANK_BYTES: [[[u32; 256]; 13]; 3] = {
     table
 };
 
-/// The colex rank of `set` (columns below 24) among the sets of `k` columns: its place in
-/// increasing order of the masks, the order [`subsets`] lists them in. Three lookups, one
-/// per byte (building the tables ranks every placement twice).
+/// The largest board the ranks cover: [`rank`] takes columns below 25.
+pub(super) const RANK_COLUMNS: u32 = 25;
+
+/// The colex rank of `set` (columns below [`RANK_COLUMNS`]) among the sets of `k` columns:
+/// its place in increasing order of the masks, the order [`subsets`] lists them in. Three
+/// lookups, one per chunk (two bytes, then the 9 bits from 16; building the tables ranks
+/// every placement twice).
 #[inline]
 pub(super) fn rank(set: u32, k: u32) -> usize {
     debug_assert_eq!(set.count_ones(), k);
-    debug_assert!(set < 1 << 24 && k <= 12);
+    debug_assert!(set < 1 << RANK_COLUMNS && k <= 12);
     let (b0, b1, b2) = (set & 0xff, (set >> 8) & 0xff, set >> 16);
     let (j1, j2) = (b0.count_ones(), (set & 0xffff).count_ones());
     (RANK_BYTES[0][0][b0 as usize]
         + RANK_BYTES[1][j1 as usize][b1 as usize]
-        + RANK_BYTES[2][j2 as usize][(b2 & 0xff) as usize]) as usize
+        + RANK_BYTES[2][j2 as usize][(b2 & 0x1ff) as usize]) as usize
 }
 
 /// The set of `k` columns whose colex rank ([`rank`]) is `rank`: column by column from the
@@ -242,7 +249,7 @@ mod tests {
 
     #[test]
     fn ranks_number_the_sets_in_the_order_they_are_listed() {
-        for n in [4, 9, 16, 19, 24] {
+        for n in [4, 9, 16, 19, 24, 25] {
             for k in 1..=6.min(n) {
                 for (i, set) in subsets(n, k).enumerate() {
                     assert_eq!(rank(set, k), i, "n = {n}, k = {k}, set = {set:#b}");

@@ -76,10 +76,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 const FROM: u32 = 16;
 
 /// The largest size the join takes: a half's word holds the two diagonal fields of n = 24
-/// under the balances' bytes (`word.rs`), and a count stays under 2 GiB there (measured in
-/// `docs/performance.md`, "Memory of the join"). Beyond it Count takes the border
-/// constellations.
-pub(super) const MAX: u32 = 24;
+/// and 25 under the balances' bytes (`word.rs`), the ranks of column sets cover 25 columns
+/// (`keys.rs`), and a count of n = 25 stays under 4 GiB (measured in `docs/performance.md`,
+/// "Memory of the join"). Beyond it Count takes the border constellations.
+pub(super) const MAX: u32 = 25;
+
+const _: () = assert!(MAX <= keys::RANK_COLUMNS);
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
 /// since the join counts faster there than the constellations' lanes on each (AVX2 and
@@ -137,7 +139,8 @@ pub(super) fn parts(
         .filter(|&first| shard.holds(first as usize))
         .collect();
     // Only the shard's parts are made: the rest cost no memory and no reference counts. Their
-    // lists (tens of MiB at n = 24) are allocated once, where a failure is an error.
+    // lists (tens of MiB at n = 24, about a GiB at n = 25 whole) are allocated once, where a
+    // failure is an error.
     let held = keys_held(n, shard);
     let out_of_memory = CountError::OutOfMemory {
         bytes: key_list_bytes(held),

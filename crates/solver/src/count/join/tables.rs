@@ -8,7 +8,7 @@
 use super::kernels::Last;
 use super::keys::{BINOMIAL, rank, subsets};
 use super::memory::{Words, peak_from_here};
-use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use super::word::{BALANCE_SHIFT, BAND_BIAS, right_field};
 use crate::counts::CountError;
 use crate::pool::give_way;
 use crate::simd::{Tier, tier};
@@ -40,18 +40,20 @@ impl<const W: usize> Bands<W> {
 
 /// How a tail's one word keeps its placement, for a board of `n` columns and a tail of `t`
 /// rows: its queens' diagonals traced back to the tail's first row, unmasked (those off the
-/// board kept too), the up-left ones from bit 0 (shifted by `t` on odd boards, `t - 1` on
-/// even ones) and the up-right ones from bit `n + t`; its balance, biased by [`TAIL_BIAS`],
-/// from bit `BALANCE_SHIFT + 2t`. A head's test word marks the same traces, so the test is
-/// one AND; and the tail's share of the half's word comes out of it by one shift and masks
-/// ([`Tail::half`]): the traces continued down to the row under the half are the traces
-/// themselves moved by the band's height. Half the bytes of a test word and a share word,
+/// board kept too), the up-left ones from bit 0 (shifted by `t - 1`) and the up-right ones
+/// from bit `r + t`, `r` the half word's right-going field ([`right_field`]); its balance,
+/// biased by [`TAIL_BIAS`], from bit `BALANCE_SHIFT + 2t`. The traces end at bit
+/// `r + n + 2t - 2` (n = 24: 58, n = 25: 59, t = 6), below the balance at bit 60. A head's
+/// test word marks the same traces, so the test is one AND; and the tail's share of the
+/// half's word comes out of it by one shift and masks ([`Tail::half`]): the traces
+/// continued down to the row under the half are the traces themselves moved by the band's
+/// height. Half the bytes of a test word and a share word,
 /// which matters because the tails' table is read afresh for every key.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tail {
-    /// Bit of the up-left traces' column 0 (`t`, or `t - 1` on even boards).
+    /// Bit of the up-left traces' column 0 (`t - 1`).
     pub(super) left: u32,
-    /// Bit of the up-right traces' column 0 (`n + t`).
+    /// Bit of the up-right traces' column 0 (`r + t`, `r` the right-going field's bit).
     pub(super) right: u32,
     /// The shift that brings the up-right traces to the half word's right-going field and the
     /// balance to its balance field (`2t`).
@@ -85,9 +87,12 @@ impl Tail {
         (1u64 << (column + self.left - k)) | (1u64 << (self.right + column + k))
     }
 
-    /// The middle queen's bits in a tail's word: a half whose tail has one attacks her.
+    /// The middle queen's bits in a tail's word: a half whose tail has one attacks her (her
+    /// left-going column `q` at bit `q - 1`, none for column 0, which no trace reaches).
     pub(super) fn spare(self, n: u32, middle: Option<u32>) -> u64 {
-        middle.map_or(0, |q| (1u64 << q) | (1u64 << (n + q + self.shift)))
+        middle.map_or(0, |q| {
+            ((1u64 << q) >> 1) | (1u64 << (right_field(n) + q + self.shift))
+        })
     }
 }
 
@@ -234,12 +239,15 @@ impl Join {
         let full = (1u32 << n) - 1;
         let t = m - head;
         let odd = !n.is_multiple_of(2);
+        let right = right_field(n);
         let tail = Tail {
-            left: if odd { t } else { t - 1 },
-            right: n + t,
+            left: t - 1,
+            right: right + t,
             shift: 2 * t,
-            low: u64::from(if odd { full } else { full >> 1 }),
-            high: u64::from(full) << n,
+            low: u64::from(full >> 1),
+            // Odd boards: the field's last column is never attacked, and its bit (n = 25:
+            // bit 48) is where the balance comes to after the shift.
+            high: u64::from(if odd { full >> 1 } else { full }) << right,
         };
         let peak = peak_from_here();
         let mut join = Join {
@@ -252,19 +260,48 @@ impl Join {
             tail,
             peak_bytes: 0,
         };
-        // A head's balance field is biased for the tail's bias to make the half's: each
-        // band's balance plus BAND_BIAS.
-        let bias = BAND_BIAS - TAIL_BIAS;
-        let heads = join.heads(cancel, tick, |p| {
-            let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
-            let share = join.share(ld << t, rd >> t, p.balance + bias);
-            [(ld << tail.left) | (rd << tail.right), share]
-        })?;
+        let heads = join.heads(cancel, tick, |p| join.head_entry(p))?;
         let tails = join.tails(cancel, tick, tier())?;
         join.heads = heads;
         join.tails = tails;
         join.peak_bytes = peak();
         Ok(join)
+    }
+
+    /// A head's entry in the heads' table: the traces a tail's queens must not have (laid
+    /// out as a [`Tail`]'s word) and the head's share of the half's word, its balance field
+    /// biased for the tail's bias to make the half's (each band's balance plus BAND_BIAS).
+    #[inline]
+    fn head_entry(&self, p: Placed) -> [u64; 2] {
+        let (ld, rd) = (u64::from(p.ld), u64::from(p.rd));
+        let t = self.m - self.head;
+        let share = self.share(ld << t, rd >> t, p.balance + BAND_BIAS - TAIL_BIAS);
+        [(ld << self.tail.left) | (rd << self.tail.right), share]
+    }
+
+    /// The entry [`Join::head_entry`] makes of the head whose row `r` has its queen on
+    /// `columns[r]`, and the set of those columns; `None` unless they are `head` columns
+    /// apart and at peace. For tests that count the halves of one head.
+    #[cfg(test)]
+    pub(super) fn head_of(&self, columns: &[u32]) -> Option<([u64; 2], u32)> {
+        let mut p = Placed {
+            seen: 0,
+            ld: 0,
+            rd: 0,
+            balance: 0,
+        };
+        let mut set = 0;
+        for (row, &column) in columns.iter().enumerate() {
+            let bit = 1u32 << column;
+            if (p.ld | p.rd | set) & bit != 0 {
+                return None;
+            }
+            set |= bit;
+            p.ld = ((p.ld | bit) << 1) & self.full;
+            p.rd = (p.rd | bit) >> 1;
+            p.balance += self.balance(row as u32, column);
+        }
+        (columns.len() == self.head as usize).then(|| (self.head_entry(p), set))
     }
 
     /// The heads' table: the placements of the head's rows from row 0 (as if no row above
@@ -463,17 +500,12 @@ impl Join {
 
     /// A band's share of the half's word, from the diagonals it attacks on the row under
     /// the half (on odd boards the middle row), and its balance in the top byte's field (see
-    /// [`Tail::half`]). On even boards the field of the right-going diagonals is taken one row
-    /// up, which makes a top half's word and a mirrored top half's comparable as they are.
+    /// [`Tail::half`]), laid out as `word.rs` says (the left-going field without its column
+    /// 0, which nothing from above attacks on that row).
     fn share(&self, ld: u64, rd: u64, balance: i32) -> u64 {
         let full = u64::from(self.full);
-        let ld = if self.n.is_multiple_of(2) {
-            (ld & full) >> 1
-        } else {
-            ld & full
-        };
         let field = (balance + BAND_BIAS) as u64;
-        ld | ((rd & full) << self.n) | (field << BALANCE_SHIFT)
+        ((ld & full) >> 1) | ((rd & full) << right_field(self.n)) | (field << BALANCE_SHIFT)
     }
 
     /// +1 for a square strictly between the two long diagonals above or below the centre,

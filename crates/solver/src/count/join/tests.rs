@@ -4,6 +4,7 @@
 use super::super::subproblem::Subproblem;
 use super::super::{CountOptions, Progress, Recount};
 use super::fixed::turn_fixed_from;
+use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
 use super::tables::{Join, build_steps};
@@ -549,4 +550,164 @@ fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
     }
     assert_eq!(top.count_ones(), n / 2, "a key's top half: {top:#b}");
     eprintln!("recounts: {some} of {keys} keys at 0.5; in {first_tier} then {other}");
+}
+
+/// The solutions of size `n` whose row `r` has its queen on a column of the mask `rows[r]`,
+/// found by a plain backtracking search, each weighted as the sieve weighs it: 2 if its
+/// balance (+1 per queen strictly between the long diagonals above or below the centre, -1
+/// left or right of it) is positive, 1 if it is zero, 0 if negative.
+fn weighted_search(n: u32, rows: &[u32]) -> u64 {
+    fn square(n: u32, row: u32, column: u32) -> i32 {
+        let (main, anti) = (
+            row as i32 - column as i32,
+            (row + column) as i32 - (n as i32 - 1),
+        );
+        match (main.signum(), anti.signum()) {
+            (0, _) | (_, 0) => 0,
+            (a, b) if a == b => 1,
+            _ => -1,
+        }
+    }
+    fn from(n: u32, rows: &[u32], row: u32, taken: [u32; 3], balance: i32) -> u64 {
+        if row == n {
+            return match balance.signum() {
+                1 => 2,
+                0 => 1,
+                _ => 0,
+            };
+        }
+        let [columns, ld, rd] = taken;
+        let full = (1u32 << n) - 1;
+        let mut free = rows[row as usize] & full & !(columns | ld | rd);
+        let mut total = 0;
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            let next = [columns | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1];
+            let here = square(n, row, bit.trailing_zeros());
+            total += from(n, rows, row + 1, next, balance + here);
+        }
+        total
+    }
+    assert_eq!(rows.len(), n as usize);
+    from(n, rows, 0, [0; 3], 0)
+}
+
+/// The orders of `columns` (each a head's rows' columns), in lexicographic order of places.
+fn orders(columns: &[u32]) -> Vec<Vec<u32>> {
+    if columns.is_empty() {
+        return vec![Vec::new()];
+    }
+    let mut all = Vec::new();
+    for (at, &column) in columns.iter().enumerate() {
+        let mut rest = columns.to_vec();
+        rest.remove(at);
+        for mut order in orders(&rest) {
+            order.insert(0, column);
+            all.push(order);
+        }
+    }
+    all
+}
+
+/// The weighted pairs of the whole of `key` (of size `n`), as the join counts them in each
+/// of `tiers`, checked against [`weighted_search`] with the rows' columns restricted to the
+/// key's halves and its middle queen.
+fn check_whole_key(join: &Join, key: &Key, tiers: &[Tier]) {
+    let (n, m) = (join.n, join.m as usize);
+    let mut rows = vec![key.top; m];
+    rows.extend(key.middle.map(|q| 1 << q));
+    rows.extend(vec![key.bottom; m]);
+    let searched = weighted_search(n, &rows);
+    for &tier in tiers {
+        let mut work = Work::new(usize::MAX);
+        let got = join.pairs(key, tier, &AtomicBool::new(false), &mut work);
+        assert_eq!(got.unwrap(), searched, "{key:?}, {}", tier.name());
+    }
+}
+
+/// The keys of n = 25 that [`heads_of_keys_of_25_match_a_search`] checks: their places in
+/// the list of keys (middle queen on column 0, 3 and 12, the centre).
+const KEYS_OF_25: [usize; 3] = [1_234, 5_000_000, 16_500_000];
+
+/// The key of n = 25 at `place` in the list of keys.
+fn key_of_25(place: usize) -> Key {
+    let shard = Shard {
+        index: place as u32,
+        count: 1 << 25,
+    };
+    Join::shard_keys(25, 0, shard)[0]
+}
+
+/// A part of n = 25, the largest board the join takes, against a plain search: for keys of
+/// three middle queens (left of the centre and on it), the weighted pairs of the top halves
+/// of one head placement and every bottom half of the key, as the join counts them (the
+/// tails' table, the half words' kernels, the bottoms' mirroring, the sort and the sieve's
+/// weights, on every tier), against the same solutions found by backtracking with the rows'
+/// columns restricted to the head's, the key's and the middle queen's; and the whole of the
+/// first key (its middle queen on column 0 leaves it a few hundred solutions). A whole key
+/// nearer the centre has up to hundreds of millions, too many for a test's search: those
+/// are `whole_keys_of_25_match_a_search`'s, run by hand.
+#[test]
+fn heads_of_keys_of_25_match_a_search() {
+    let n = 25u32;
+    let join = Join::new(n, &AtomicBool::new(false), &|| {}).unwrap();
+    let tiers = tiers_to_test("heads_of_keys_of_25_match_a_search");
+    check_whole_key(&join, &key_of_25(KEYS_OF_25[0]), &tiers);
+    for place in KEYS_OF_25 {
+        let key = key_of_25(place);
+        let middle = key.middle.expect("odd boards have a middle queen");
+        // Heads on the key's top columns, sets in colex order, each in every order of
+        // its rows, until two of them have solutions.
+        let places: Vec<u32> = (0..32).filter(|c| key.top >> c & 1 != 0).collect();
+        let mut checked = 0;
+        'sets: for picks in subsets(12, 6) {
+            let columns: Vec<u32> = (0..12)
+                .filter(|p| picks >> p & 1 != 0)
+                .map(|p| places[p as usize])
+                .collect();
+            for order in orders(&columns) {
+                let Some((head, first)) = join.head_of(&order) else {
+                    continue;
+                };
+                let table = join.heads.get(first);
+                assert!(
+                    table.chunks_exact(2).any(|entry| entry == head),
+                    "{order:?}"
+                );
+                let mut rows: Vec<u32> = order.iter().map(|&c| 1 << c).collect();
+                rows.extend([key.top & !first; 6]);
+                rows.push(1 << middle);
+                rows.extend([key.bottom; 12]);
+                let searched = weighted_search(n, &rows);
+                if searched == 0 {
+                    continue;
+                }
+                for &tier in &tiers {
+                    let mut work = Work::new(usize::MAX);
+                    let got = join.pairs_of_head(&key, head, first, tier, &mut work);
+                    let name = tier.name();
+                    assert_eq!(got.unwrap(), searched, "{key:?}, head {order:?}, {name}");
+                }
+                checked += 1;
+                if checked == 2 {
+                    break 'sets;
+                }
+            }
+        }
+        assert_eq!(checked, 2, "{key:?}: two heads with solutions");
+    }
+}
+
+/// The whole keys of [`KEYS_OF_25`] against a plain search, on every tier (run by hand:
+/// `cargo test -p queens-solver --lib -- --ignored whole_keys_of_25`; the searches take
+/// minutes).
+#[test]
+#[ignore]
+fn whole_keys_of_25_match_a_search() {
+    let join = Join::new(25, &AtomicBool::new(false), &|| {}).unwrap();
+    let tiers = tiers_to_test("whole_keys_of_25_match_a_search");
+    for place in KEYS_OF_25 {
+        check_whole_key(&join, &key_of_25(place), &tiers);
+    }
 }
