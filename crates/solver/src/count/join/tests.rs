@@ -19,7 +19,7 @@ use crate::simd::{Tier, tier, tiers_to_test};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The join's solutions for `n` (4 ≤ n ≤ 24), or for one shard of its keys, on the calling
+/// The join's solutions for `n` (4 ≤ n ≤ MAX), or for one shard of its keys, on the calling
 /// thread with the pair tests in `tier` (the tests' way in; Count runs the keys as its
 /// subproblems).
 fn total_in(n: u32, shard: Shard, tier: Tier) -> Result<u64, CountError> {
