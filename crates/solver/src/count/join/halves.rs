@@ -25,27 +25,21 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
-        let Work {
-            tops,
-            bottoms,
-            scratch,
-            sieve,
-            allowance,
-        } = work;
-        let mut made = self
-            .halves(key.top, key.middle, tier, tops, allowance)
-            .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
-        if made.is_err() {
+        if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists
             // first; the sieve makes do with what is left.
-            sieve.release(allowance);
-            allowance.release(scratch);
-            made = self
-                .halves(key.top, key.middle, tier, tops, allowance)
-                .and_then(|()| self.halves(key.bottom, key.middle, tier, bottoms, allowance));
+            work.sieve.release(&mut work.allowance);
+            work.allowance.release(&mut work.scratch);
+            self.both_halves(key, tier, work)?;
         }
-        made?;
         self.sieve_pairs(key, tier, cancel, work)
+    }
+
+    /// Fills `work`'s two lists with `key`'s top and bottom halves ([`Join::halves`]).
+    fn both_halves(&self, key: &Key, tier: Tier, work: &mut Work) -> Result<(), CountError> {
+        let (tops, allowance) = (&mut work.tops, &mut work.allowance);
+        self.halves(key.top, key.middle, tier, tops, allowance)?;
+        self.halves(key.bottom, key.middle, tier, &mut work.bottoms, allowance)
     }
 
     /// The fitting pairs of one head's top halves of `key` (its entry `head` in the heads'

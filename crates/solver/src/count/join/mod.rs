@@ -293,15 +293,12 @@ fn key_pairs(
     works: &Works,
 ) -> Result<u64, CountError> {
     let mut work = works.take();
-    let pairs = tables.join.pairs(key, tier, cancel, &mut work);
-    let again = match (&pairs, check) {
-        (Ok(_), Some(other)) => Some(tables.join.pairs(key, other, cancel, &mut work)),
-        _ => None,
-    };
-    works.give(work);
-    let pairs = pairs?;
-    if let (Some(again), Some(other)) = (again, check) {
-        let again = again?;
+    let mut count = |tier| tables.join.pairs(key, tier, cancel, &mut work);
+    let counted = count(tier).and_then(|pairs| {
+        let Some(other) = check else {
+            return Ok(pairs);
+        };
+        let again = count(other)?;
         #[cfg(test)]
         let again = again + tests::RECOUNT_FAULT.load(Ordering::Relaxed);
         if again != pairs {
@@ -313,8 +310,10 @@ fn key_pairs(
                 other: other.name(),
             });
         }
-    }
-    Ok(pairs)
+        Ok(pairs)
+    });
+    works.give(work);
+    counted
 }
 
 impl Subproblem for Part {
