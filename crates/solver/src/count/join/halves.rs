@@ -7,7 +7,7 @@ use super::kernels::extend;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::tables::Join;
-use super::word::{BALANCE_SHIFT, mirror_masks, right_field};
+use super::word::{BALANCE_SHIFT, Layout, mirror_masks, right_field};
 use super::work::Work;
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -25,6 +25,9 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
+        if self.chunk > 0 {
+            return self.wide_pairs(key, tier, cancel, work);
+        }
         if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists
             // first; the sieve makes do with what is left.
@@ -98,7 +101,7 @@ impl Join {
         // Both lists in order of balance; the splits keep that order.
         sort_by_byte(tops, BALANCE_SHIFT, scratch, allowance)?;
         sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch, allowance)?;
-        sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
+        sieve.reset(self.middle_balance(key), tier, Layout::NARROW);
         let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
@@ -189,7 +192,7 @@ fn prefetch(words: &[u64]) {
 /// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
 /// byte (a counting sort: the balances take a few dozen values, and the lists are long),
 /// `scratch` lent for the pass (grown within `allowance`).
-fn sort_by_byte(
+pub(super) fn sort_by_byte(
     words: &mut Vec<u64>,
     shift: u32,
     scratch: &mut Vec<u64>,
