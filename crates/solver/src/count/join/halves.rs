@@ -18,6 +18,7 @@ impl Join {
     /// The fitting pairs of halves of `key`, its lists in `work`; `Cancelled` if `cancel` is
     /// raised meanwhile, `OutOfMemory` if its two lists and the room to sort them do not fit
     /// `work`'s allowance (the sieve makes do with whatever is left: see `Sieve::count`).
+    #[cfg(test)]
     pub(super) fn pairs(
         &self,
         key: &Key,
@@ -25,8 +26,22 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
+        self.pairs_tallied(key, tier, cancel, work, &mut |_| ())
+    }
+
+    /// [`Join::pairs`], handing `tally` the pairs of each chunk pair as it is counted on the
+    /// wide path (a key of n = 28 takes minutes), so that they show in progress; the tables'
+    /// path (a key in under a second) hands on nothing.
+    pub(super) fn pairs_tallied(
+        &self,
+        key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
         if self.chunk > 0 {
-            return self.wide_pairs(key, tier, cancel, work);
+            return self.wide_pairs(key, tier, cancel, work, tally);
         }
         if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists

@@ -302,7 +302,8 @@ fn other_tier(tier: Tier) -> Tier {
 }
 
 /// A key's weighted pairs, counted in `tier` and, when `check` names another tier, again
-/// in that one: `Recounted` if the two differ.
+/// in that one: `Recounted` if the two differ. The first count hands `tally` its pairs as
+/// it finds them (`Join::pairs_tallied`).
 fn key_pairs(
     tables: &Tables,
     key: &Key,
@@ -310,14 +311,19 @@ fn key_pairs(
     check: Option<Tier>,
     cancel: &AtomicBool,
     works: &Works,
+    tally: Tally<'_>,
 ) -> Result<u64, CountError> {
     let mut work = works.take();
-    let mut count = |tier| tables.join.pairs(key, tier, cancel, &mut work);
-    let counted = count(tier).and_then(|pairs| {
+    let mut count = |tier, tally: &mut dyn FnMut(u64)| {
+        tables
+            .join
+            .pairs_tallied(key, tier, cancel, &mut work, tally)
+    };
+    let counted = count(tier, tally).and_then(|pairs| {
         let Some(other) = check else {
             return Ok(pairs);
         };
-        let again = count(other)?;
+        let again = count(other, &mut |_| ())?;
         #[cfg(test)]
         let again = again + tests::RECOUNT_FAULT.load(Ordering::Relaxed);
         if again != pairs {
@@ -345,10 +351,13 @@ impl Subproblem for Part {
         Err(CountError::Failed)
     }
 
-    /// Never asked: a part hands on nothing before it ends (a key takes well under a
-    /// second).
+    /// A key's pairs found before it ends (the wide path's chunk pairs) stand for its
+    /// weight in solutions each; a turn-fixed part hands on none.
     fn per_completion(&self) -> u64 {
-        0
+        match &self.0 {
+            Kind::Turns(..) => 0,
+            Kind::Key(_, key, ..) => key.weight,
+        }
     }
 
     fn laned(&self) -> bool {
@@ -363,7 +372,7 @@ impl Subproblem for Part {
         }
     }
 
-    fn alone(&self, n: u32, cancel: &AtomicBool, _: Tally<'_>) -> Result<Partial, CountError> {
+    fn alone(&self, n: u32, cancel: &AtomicBool, tally: Tally<'_>) -> Result<Partial, CountError> {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
@@ -382,7 +391,7 @@ impl Subproblem for Part {
             }
             Kind::Key(tables, key, tier, works, check) => {
                 let other = check.as_ref().map(|(other, _)| *other);
-                let pairs = key_pairs(tables, key, *tier, other, cancel, works)?;
+                let pairs = key_pairs(tables, key, *tier, other, cancel, works, tally)?;
                 if let Some((_, progress)) = check {
                     progress.recounted.fetch_add(1, Ordering::Relaxed);
                 }

@@ -91,7 +91,7 @@ impl Join {
     }
 
     /// The fitting pairs of `key`'s halves on the wide path, its lists in `work` (see the
-    /// module); `Cancelled` if `cancel` is raised meanwhile, `OutOfMemory` if not one half
+    /// module), each chunk pair's handed to `tally` as it is counted; `Cancelled` if `cancel` is raised meanwhile, `OutOfMemory` if not one half
     /// fits what `work`'s allowance has left.
     pub(super) fn wide_pairs(
         &self,
@@ -99,6 +99,7 @@ impl Join {
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
+        tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
         let layout = Layout::wide(self.n);
         let Work {
@@ -122,6 +123,7 @@ impl Join {
                 sieve.reset(self.middle_balance(key), tier, layout);
                 let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
                 total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
+                tally(pairs);
             } else {
                 let mut bottom = self.walk(key.bottom, key.middle);
                 let mut first = true;
@@ -134,6 +136,7 @@ impl Join {
                     sieve.reset(self.middle_balance(key), tier, layout);
                     let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
                     total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
+                    tally(pairs);
                 }
             }
             if cancel.load(Ordering::Relaxed) {
