@@ -286,7 +286,19 @@ impl Sieve {
     /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
     /// bottoms that make the sum zero count once and those that make it positive twice.
     fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
-        let layout = self.layout;
+        // The tables' layout with its fields' places as constants (the common case, and the
+        // one measured against the build before the wide path), else the one in hand.
+        const NARROW: Layout = Layout::NARROW;
+        if self.layout == NARROW {
+            self.weighted_in(NARROW, xs, ys)
+        } else {
+            self.weighted_in(self.layout, xs, ys)
+        }
+    }
+
+    /// [`Sieve::weighted`] for words laid out as `layout` says.
+    #[inline(always)]
+    fn weighted_in(&self, layout: Layout, xs: &[u64], ys: &[u64]) -> u64 {
         let (top, bottom) = (|x| layout.top(x), |y| layout.bottom(y));
         let mut total = 0;
         let mut rest = xs;
