@@ -184,14 +184,14 @@ async fn leaving_a_count_progress_stream_stops_the_count() {
     assert_goes_idle(server.pid(), "after the progress stream was dropped").await;
 }
 
-/// CountProgress on the join's largest even board (n = 24: its tables take seconds to build)
-/// and on the first board past the join (n = 26, the border constellations, whose subproblems
-/// take minutes): from the first second on, every second brings an update whose
+/// CountProgress on the join's largest board with tables (n = 24: they take seconds to
+/// build) and on the first board past the join (n = 29, the border constellations, whose
+/// subproblems take minutes): from the first second on, every second brings an update whose
 /// `subproblems_done` or `solutions` has moved; leaving the stream then stops the server's
 /// CPU.
 #[tokio::test]
 async fn count_progress_moves_every_second_and_stops_when_left() {
-    for n in [24, 26] {
+    for n in [24, 29] {
         let server = ServerProcess::start(&[]);
         let mut client = server.client().await;
         let started = std::time::Instant::now();

@@ -8,6 +8,10 @@
 #
 # --mem by N (and CPUs): README.md, "Memory per task".
 #
+# Past QUEENS_ARRAY_SIZE shards (default 1000, under Slurm's default MaxArraySize of 1001)
+# the shards go in several arrays of at most that many tasks, each told its first shard
+# (QUEENS_SHARD_OFFSET, QUEENS_SHARDS: count.sbatch), and the sum waits for all of them.
+#
 # DIR (default queens-count-N) gets shard-IIIII.json per task, the jobs' logs
 # (slurm-*.out) and total.txt. `queens` must be on PATH on the compute nodes, or set QUEENS
 # to its path (sbatch passes the environment on).
@@ -23,10 +27,25 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-count=$(sbatch --parsable --array="0-$((k - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
-    "$here/count.sbatch" "$n" "$dir")
-count=${count%%;*} # --parsable prints "id;cluster" on multi-cluster setups
-sum=$(sbatch --parsable --dependency="afterok:$count" --kill-on-invalid-dep=yes \
+size=${QUEENS_ARRAY_SIZE:-1000}
+[[ $size =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: QUEENS_ARRAY_SIZE must be a positive number: $size" >&2; exit 2; }
+arrays=()
+if ((k <= size)); then
+    id=$(sbatch --parsable --array="0-$((k - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
+        "$here/count.sbatch" "$n" "$dir")
+    arrays+=("${id%%;*}") # --parsable prints "id;cluster" on multi-cluster setups
+else
+    for ((offset = 0; offset < k; offset += size)); do
+        tasks=$((k - offset < size ? k - offset : size))
+        id=$(QUEENS_SHARDS=$k QUEENS_SHARD_OFFSET=$offset sbatch --parsable \
+            --export=ALL,QUEENS_SHARDS="$k",QUEENS_SHARD_OFFSET="$offset" \
+            --array="0-$((tasks - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
+            "$here/count.sbatch" "$n" "$dir")
+        arrays+=("${id%%;*}")
+    done
+fi
+count=$(IFS=,; echo "${arrays[*]}")
+sum=$(sbatch --parsable --dependency="afterok:$(IFS=:; echo "${arrays[*]}")" --kill-on-invalid-dep=yes \
     --output="$dir/slurm-%j.out" "$@" "$here/sum.sbatch" "$dir")
 sum=${sum%%;*}
 echo "count array: $count"

@@ -161,7 +161,7 @@ pub struct CountArgs {
     /// seconds) for `queens sum`.
     #[arg(long, requires = "local")]
     pub json: bool,
-    /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 25) a second
+    /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 28) a second
     /// time in another SIMD tier and fail if a count differs (the JSON line says how many
     /// were recounted). The same parts on every run.
     #[arg(long, requires = "local", value_name = "FRACTION", value_parser = fraction)]

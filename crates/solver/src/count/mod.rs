@@ -1,6 +1,6 @@
 //! The counting path: all eight symmetries through border constellations, split into
 //! independent subproblems that engines on the shared pool take from one queue. Plain boards
-//! (no fixed queens) from n = 16 to 25, whole or in shards, on every CPU, take the join path
+//! (no fixed queens) from n = 16 to 28, whole or in shards, on every CPU, take the join path
 //! instead (`join/`: half boards listed per set of columns and matched, several times faster
 //! from n = 18 on), through the same engines with one key per subproblem; fixed queens stay
 //! here. A shard of the join cannot know its own symmetry classes: it answers its turn-fixed

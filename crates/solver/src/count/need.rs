@@ -92,8 +92,8 @@ fn per_engine(n: u32) -> u64 {
 }
 
 /// What a count of `problem` on `threads` engines needs of memory: on the join path (plain
-/// boards from n = 16 to 25, whole or a shard that holds a key) the tables of its size, each
-/// engine's allowance and the list of its keys; otherwise [`OFF_JOIN`].
+/// boards from n = 16 to 28, whole or a shard that holds a key) the tables of its size (none
+/// past n = 25), each engine's allowance and the list of its keys; otherwise [`OFF_JOIN`].
 pub fn count_memory(problem: &Problem, threads: usize) -> CountMemory {
     let n = problem.n();
     let engines = threads.max(1);
@@ -106,10 +106,17 @@ pub fn count_memory(problem: &Problem, threads: usize) -> CountMemory {
         };
     }
     let keys = join::keys_held(n, problem.shard());
-    let tables = (keys > 0).then(|| (n, TABLES[(n - 16) as usize].next_multiple_of(MIB) + MIB));
+    let wide = n > join::TABLES_MAX;
+    let tables =
+        (keys > 0 && !wide).then(|| (n, TABLES[(n - 16) as usize].next_multiple_of(MIB) + MIB));
+    let per_engine = match (keys > 0, wide) {
+        (false, _) => 0,
+        (true, true) => join::ENGINE_BYTES as u64,
+        (true, false) => per_engine(n),
+    };
     CountMemory {
         tables,
-        per_engine: if tables.is_some() { per_engine(n) } else { 0 },
+        per_engine,
         // The list of its keys besides (n = 24 whole: about 50 MiB).
         fixed: OFF_JOIN + join::key_list_bytes(keys),
         engines,

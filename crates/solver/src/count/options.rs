@@ -60,7 +60,7 @@ impl Default for CountOptions {
 
 /// Live totals of a running count, for progress reports; each finished subproblem adds to
 /// them, and solutions also show as they are found within a subproblem (a board past the
-/// join, n = 26, has subproblems of minutes), so readers see monotone partial sums (display
+/// join, n = 29, has subproblems of minutes), so readers see monotone partial sums (display
 /// only: the result is the one `done` gets).
 #[derive(Debug, Default)]
 pub struct Progress {

@@ -7,7 +7,7 @@ use super::kernels::extend;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::tables::Join;
-use super::word::{BALANCE_SHIFT, mirror_masks, right_field};
+use super::word::{BALANCE_SHIFT, Layout, mirror_masks, right_field};
 use super::work::Work;
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -18,6 +18,7 @@ impl Join {
     /// The fitting pairs of halves of `key`, its lists in `work`; `Cancelled` if `cancel` is
     /// raised meanwhile, `OutOfMemory` if its two lists and the room to sort them do not fit
     /// `work`'s allowance (the sieve makes do with whatever is left: see `Sieve::count`).
+    #[cfg(test)]
     pub(super) fn pairs(
         &self,
         key: &Key,
@@ -25,6 +26,23 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
+        self.pairs_tallied(key, tier, cancel, work, &mut |_| ())
+    }
+
+    /// [`Join::pairs`], handing `tally` the pairs of each chunk pair as it is counted on the
+    /// wide path (a key of n = 28 takes minutes), so that they show in progress; the tables'
+    /// path (a key in under a second) hands on nothing.
+    pub(super) fn pairs_tallied(
+        &self,
+        key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        if self.chunk > 0 {
+            return self.wide_pairs(key, tier, cancel, work, tally);
+        }
         if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists
             // first; the sieve makes do with what is left.
@@ -98,7 +116,7 @@ impl Join {
         // Both lists in order of balance; the splits keep that order.
         sort_by_byte(tops, BALANCE_SHIFT, scratch, allowance)?;
         sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch, allowance)?;
-        sieve.reset(key.middle.map_or(0, |q| self.balance(self.m, q)), tier);
+        sieve.reset(self.middle_balance(key), tier, Layout::NARROW);
         let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
@@ -189,7 +207,7 @@ fn prefetch(words: &[u64]) {
 /// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
 /// byte (a counting sort: the balances take a few dozen values, and the lists are long),
 /// `scratch` lent for the pass (grown within `allowance`).
-fn sort_by_byte(
+pub(super) fn sort_by_byte(
     words: &mut Vec<u64>,
     shift: u32,
     scratch: &mut Vec<u64>,

@@ -22,14 +22,15 @@ pub(super) struct Key {
     pub(super) weight: u64,
 }
 
-/// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 12).
-pub(super) static BINOMIAL: [[u32; 13]; 32] = {
-    let mut table = [[0u32; 13]; 32];
+/// `BINOMIAL[p][j]` = p choose j, for the ranks of column sets (p < 32, j ≤ 14: a band
+/// has at most 12 rows, a half 14).
+pub(super) static BINOMIAL: [[u32; 15]; 32] = {
+    let mut table = [[0u32; 15]; 32];
     let mut p = 0;
     while p < 32 {
         table[p][0] = 1;
         let mut j = 1;
-        while j < 13 && j <= p {
+        while j < 15 && j <= p {
             table[p][j] = table[p - 1][j - 1] + if j < p { table[p - 1][j] } else { 0 };
             j += 1;
         }

@@ -25,6 +25,10 @@
 //! count of that size (`shared.rs`), into lists each engine of a count keeps from key to key
 //! within an allowance (`work.rs`); what they take per size is `count/need.rs`'s.
 //!
+//! Past n = 25, to 28, the join takes its wide path (`wide.rs`): tables would need 5.5 to
+//! 29 GiB there, so a key's halves are found by a search over its columns instead, in lists
+//! of bounded chunks, their words laid out wider (`word.rs`) for the same sieve.
+//!
 //! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
 //! The keys and the ranks of column sets live in `keys.rs`, the tables' build in
 //! `tables.rs`, a key's halves (made from the tables, sorted, handed to the sieve) in
@@ -46,6 +50,7 @@ mod memory;
 mod shared;
 mod sieve;
 mod tables;
+mod wide;
 mod word;
 mod work;
 
@@ -53,6 +58,7 @@ mod work;
 mod tests;
 
 pub use self::shared::Hold;
+pub(crate) use self::wide::ENGINE_BYTES;
 
 use self::fixed::{ticks, turn_fixed_from};
 use self::keys::Key;
@@ -75,13 +81,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// n = 16 0.19 s against 0.42 s, n = 17 2.0 s against 2.4 s, n = 18 4.4 s against 19.6 s).
 const FROM: u32 = 16;
 
-/// The largest size the join takes: a half's word holds the two diagonal fields of n = 24
-/// and 25 under the balances' bytes (`word.rs`), the ranks of column sets cover 25 columns
-/// (`keys.rs`), and a count of n = 25 stays under 4 GiB (measured in `docs/performance.md`,
-/// "Memory of the join"). Beyond it Count takes the border constellations.
-pub(super) const MAX: u32 = 25;
+/// The largest size the join's tables take: a half's word holds the two diagonal fields of
+/// n = 24 and 25 under the balances' bytes (`word.rs`), the ranks of column sets cover 25
+/// columns (`keys.rs`), and a count of n = 25 stays under 4 GiB (measured in
+/// `docs/performance.md`, "Memory of the join"). Past it the join takes the wide path
+/// (`wide.rs`).
+pub(crate) const TABLES_MAX: u32 = 25;
 
-const _: () = assert!(MAX <= keys::RANK_COLUMNS);
+/// The largest size the join takes: the wide path's word holds `2n - 2` bits of diagonals
+/// and two five-bit balances up to n = 28 (`word.rs`). Beyond it Count takes the border
+/// constellations.
+pub(super) const MAX: u32 = 28;
+
+const _: () = assert!(TABLES_MAX <= keys::RANK_COLUMNS);
+const _: () = assert!(2 * MAX - 2 + 10 <= 64);
 
 /// Whether Count takes the join path for a whole plain board of size `n`: on every tier,
 /// since the join counts faster there than the constellations' lanes on each (AVX2 and
@@ -125,7 +138,7 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
 /// allocation fails. Tells the count's progress the table-building steps and the parts'
 /// steps in all, and each table-building step as it is done (all at once when another count
 /// built them; a turn-fixed part ticks its own steps as it runs). Each engine's lists for a
-/// key grow within the options' `work_bytes`; the tables keep the options' `hold` while they
+/// key grow within the options' `work_bytes` (on the wide path at most 1.5 GiB); the tables keep the options' `hold` while they
 /// live.
 pub(super) fn parts(
     n: u32,
@@ -164,7 +177,13 @@ pub(super) fn parts(
     if keys.is_empty() {
         return then(Ok(turns));
     }
-    let works = Arc::new(Works::new(options.work_bytes));
+    // The wide path's engines hold at most its allowance, whatever the options allow.
+    let work_bytes = if n > TABLES_MAX {
+        options.work_bytes.min(wide::ENGINE_BYTES)
+    } else {
+        options.work_bytes
+    };
+    let works = Arc::new(Works::new(work_bytes));
     let (recount, recounts) = (options.recount, progress.clone());
     let made = move |tables: Arc<Tables>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
@@ -283,7 +302,8 @@ fn other_tier(tier: Tier) -> Tier {
 }
 
 /// A key's weighted pairs, counted in `tier` and, when `check` names another tier, again
-/// in that one: `Recounted` if the two differ.
+/// in that one: `Recounted` if the two differ. The first count hands `tally` its pairs as
+/// it finds them (`Join::pairs_tallied`).
 fn key_pairs(
     tables: &Tables,
     key: &Key,
@@ -291,14 +311,19 @@ fn key_pairs(
     check: Option<Tier>,
     cancel: &AtomicBool,
     works: &Works,
+    tally: Tally<'_>,
 ) -> Result<u64, CountError> {
     let mut work = works.take();
-    let mut count = |tier| tables.join.pairs(key, tier, cancel, &mut work);
-    let counted = count(tier).and_then(|pairs| {
+    let mut count = |tier, tally: &mut dyn FnMut(u64)| {
+        tables
+            .join
+            .pairs_tallied(key, tier, cancel, &mut work, tally)
+    };
+    let counted = count(tier, tally).and_then(|pairs| {
         let Some(other) = check else {
             return Ok(pairs);
         };
-        let again = count(other)?;
+        let again = count(other, &mut |_| ())?;
         #[cfg(test)]
         let again = again + tests::RECOUNT_FAULT.load(Ordering::Relaxed);
         if again != pairs {
@@ -326,10 +351,13 @@ impl Subproblem for Part {
         Err(CountError::Failed)
     }
 
-    /// Never asked: a part hands on nothing before it ends (a key takes well under a
-    /// second).
+    /// A key's pairs found before it ends (the wide path's chunk pairs) stand for its
+    /// weight in solutions each; a turn-fixed part hands on none.
     fn per_completion(&self) -> u64 {
-        0
+        match &self.0 {
+            Kind::Turns(..) => 0,
+            Kind::Key(_, key, ..) => key.weight,
+        }
     }
 
     fn laned(&self) -> bool {
@@ -344,7 +372,7 @@ impl Subproblem for Part {
         }
     }
 
-    fn alone(&self, n: u32, cancel: &AtomicBool, _: Tally<'_>) -> Result<Partial, CountError> {
+    fn alone(&self, n: u32, cancel: &AtomicBool, tally: Tally<'_>) -> Result<Partial, CountError> {
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
@@ -363,7 +391,7 @@ impl Subproblem for Part {
             }
             Kind::Key(tables, key, tier, works, check) => {
                 let other = check.as_ref().map(|(other, _)| *other);
-                let pairs = key_pairs(tables, key, *tier, other, cancel, works)?;
+                let pairs = key_pairs(tables, key, *tier, other, cancel, works, tally)?;
                 if let Some((_, progress)) = check {
                     progress.recounted.fetch_add(1, Ordering::Relaxed);
                 }

@@ -5,7 +5,7 @@
 //! partitions and pair tests). The words come from `halves.rs`, their layout from `word.rs`.
 
 use super::memory::Allowance;
-use super::word::{BALANCE_SHIFT, BAND_BIAS};
+use super::word::Layout;
 use crate::counts::CountError;
 use crate::pool::give_way;
 use crate::simd::{Tier, TierKind};
@@ -48,21 +48,22 @@ macro_rules! by_tier {
 /// The bit to split two blocks on: the one that most pairs of a spread sample of each
 /// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal; sampled
 /// in `tier`.
-fn densest(xs: &[u64], ys: &[u64], tier: Tier) -> Option<u64> {
-    let (a, b) = (density(xs, tier), density(ys, tier));
+fn densest(xs: &[u64], ys: &[u64], layout: Layout, tier: Tier) -> Option<u64> {
+    let below = layout.diagonals();
+    let (a, b) = (density(xs, below, tier), density(ys, below, tier));
     let product = |bit: usize| u32::from(a[bit]) * u32::from(b[bit]);
-    let best = (0..BALANCE_SHIFT as usize).max_by_key(|&bit| product(bit))?;
+    let best = (0..layout.balance as usize).max_by_key(|&bit| product(bit))?;
     (product(best) > 0).then_some(1u64 << best)
 }
 
-/// Per bit below the balances, how many words of a spread sample of `words` (at most
-/// [`SAMPLE`]) have it; with GFNI and AVX-512 byte instructions where `tier` has them
-/// ([`Tier::gfni`]: the AVX-512 tier only), else in plain Rust.
-pub(super) fn density(words: &[u64], tier: Tier) -> [u8; 64] {
+/// Per bit of `below` (the diagonal fields), how many words of a spread sample of `words`
+/// (at most [`SAMPLE`]) have it; with GFNI and AVX-512 byte instructions where `tier` has
+/// them ([`Tier::gfni`]: the AVX-512 tier only), else in plain Rust.
+pub(super) fn density(words: &[u64], below: u64, tier: Tier) -> [u8; 64] {
     let step = (words.len() / SAMPLE).max(1);
     let mut sample = [0u64; SAMPLE];
     for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)) {
-        *slot = word & ((1u64 << BALANCE_SHIFT) - 1);
+        *slot = word & below;
     }
     #[cfg(target_arch = "x86_64")]
     if tier.gfni() {
@@ -136,6 +137,8 @@ fn density_gfni(sample: &[u64; SAMPLE]) -> [u8; 64] {
 pub(super) struct Sieve {
     /// The middle queen's balance (0 on even boards).
     middle: i32,
+    /// Where the words keep their balances.
+    layout: Layout,
     /// The tier of its sampling, partitions and pair tests.
     tier: Tier,
     /// Per depth, room for a split's three blocks: the longer block's words with its bit and
@@ -149,15 +152,17 @@ impl Sieve {
     pub(super) fn new(middle: i32, tier: Tier) -> Sieve {
         Sieve {
             middle,
+            layout: Layout::NARROW,
             tier,
             levels: Vec::new(),
         }
     }
 
     /// The sieve, its room kept, for a key whose middle queen has balance `middle`, its tests
-    /// in `tier`.
-    pub(super) fn reset(&mut self, middle: i32, tier: Tier) {
+    /// in `tier`, its words laid out as `layout` says.
+    pub(super) fn reset(&mut self, middle: i32, tier: Tier, layout: Layout) {
         self.middle = middle;
+        self.layout = layout;
         self.tier = tier;
     }
 
@@ -203,7 +208,7 @@ impl Sieve {
         if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
         }
-        let Some(bit) = densest(xs, ys, self.tier) else {
+        let Some(bit) = densest(xs, ys, self.layout, self.tier) else {
             return self.weighted(xs, ys);
         };
         if self.levels.len() <= depth {
@@ -281,15 +286,27 @@ impl Sieve {
     /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
     /// bottoms that make the sum zero count once and those that make it positive twice.
     fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
-        let top = |x: u64| ((x >> BALANCE_SHIFT) & 0xff) as i32;
-        let bottom = |y: u64| (y >> (BALANCE_SHIFT + 8)) as i32;
+        // The tables' layout with its fields' places as constants (the common case, and the
+        // one measured against the build before the wide path), else the one in hand.
+        const NARROW: Layout = Layout::NARROW;
+        if self.layout == NARROW {
+            self.weighted_in(NARROW, xs, ys)
+        } else {
+            self.weighted_in(self.layout, xs, ys)
+        }
+    }
+
+    /// [`Sieve::weighted`] for words laid out as `layout` says.
+    #[inline(always)]
+    fn weighted_in(&self, layout: Layout, xs: &[u64], ys: &[u64]) -> u64 {
+        let (top, bottom) = (|x| layout.top(x), |y| layout.bottom(y));
         let mut total = 0;
         let mut rest = xs;
         while let Some(&first) = rest.first() {
             let field = top(first);
             let run = rest.partition_point(|&x| top(x) == field);
-            // Sum of balances: field + bottom(y) - 2 * BAND_BIAS * 2 + middle.
-            let zero = 4 * BAND_BIAS - self.middle - field;
+            // Sum of balances: field + bottom(y) - 2 * bias + middle.
+            let zero = 2 * layout.bias - self.middle - field;
             let even = ys.partition_point(|&y| bottom(y) < zero);
             let positive = ys.partition_point(|&y| bottom(y) <= zero);
             let (block, ys_even, ys_positive) =

@@ -5,9 +5,11 @@
 //! kernels in `kernels.rs`, the pair counting in `sieve.rs`, the word layout in `word.rs`,
 //! the tables' memory in `memory.rs`.
 
+use super::TABLES_MAX;
 use super::kernels::Last;
-use super::keys::{BINOMIAL, rank, subsets};
+use super::keys::{BINOMIAL, Key, rank, subsets};
 use super::memory::{Words, peak_from_here};
+use super::wide::CHUNK;
 use super::word::{BALANCE_SHIFT, BAND_BIAS, right_field};
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -98,8 +100,11 @@ impl Tail {
 
 /// How many times [`Join::new`] calls its `tick` for size `n`: `n` times per row of each
 /// band (the head's and the tail's, `n / 2` rows in all), spread over the sets as each row is
-/// placed.
+/// placed; none on the wide path, which builds no tables.
 pub(super) fn build_steps(n: u32) -> u64 {
+    if n > TABLES_MAX {
+        return 0;
+    }
     u64::from(n) * u64::from(n / 2)
 }
 
@@ -202,7 +207,7 @@ pub(super) struct Join {
     /// Rows in the half's first band (the head); the rest of its rows are the tail.
     pub(super) head: u32,
     /// All columns.
-    full: u32,
+    pub(super) full: u32,
     /// Placements of the head's rows, by the columns they take: the traces a tail's
     /// queens must not have ([`Tail`]), and the head's share of the half's word.
     pub(super) heads: Bands<2>,
@@ -215,6 +220,9 @@ pub(super) struct Join {
     /// The most bytes of arrays the build held at once (the levels it made the tables from,
     /// and the tables).
     pub(super) peak_bytes: usize,
+    /// On the wide path (no tables, `wide.rs`): the most words a key's list holds at once;
+    /// 0 on the tables' path.
+    pub(super) chunk: usize,
 }
 
 /// A table's or a level's list of where each set's entries start, for `sets` sets: its first
@@ -234,6 +242,21 @@ impl Join {
     /// The tables for size `n`, calling `tick` [`build_steps`] times on the way (see
     /// there); `Cancelled` if `cancel` is raised meanwhile.
     pub(super) fn new(n: u32, cancel: &AtomicBool, tick: &dyn Fn()) -> Result<Join, CountError> {
+        if n > TABLES_MAX {
+            return Ok(Join::wide(n, CHUNK));
+        }
+        let mut join = Join::bare(n);
+        let peak = peak_from_here();
+        let heads = join.heads(cancel, tick, |p| join.head_entry(p))?;
+        let tails = join.tails(cancel, tick, tier())?;
+        join.heads = heads;
+        join.tails = tails;
+        join.peak_bytes = peak();
+        Ok(join)
+    }
+
+    /// The join of size `n` without its tables: its sizes and the layout of a tail's word.
+    pub(super) fn bare(n: u32) -> Join {
         let m = n / 2;
         let head = m / 2;
         let full = (1u32 << n) - 1;
@@ -249,8 +272,7 @@ impl Join {
             // bit 48) is where the balance comes to after the shift.
             high: u64::from(if odd { full >> 1 } else { full }) << right,
         };
-        let peak = peak_from_here();
-        let mut join = Join {
+        Join {
             n,
             m,
             head,
@@ -259,13 +281,8 @@ impl Join {
             tails: Bands::default(),
             tail,
             peak_bytes: 0,
-        };
-        let heads = join.heads(cancel, tick, |p| join.head_entry(p))?;
-        let tails = join.tails(cancel, tick, tier())?;
-        join.heads = heads;
-        join.tails = tails;
-        join.peak_bytes = peak();
-        Ok(join)
+            chunk: 0,
+        }
     }
 
     /// A head's entry in the heads' table: the traces a tail's queens must not have (laid
@@ -506,6 +523,11 @@ impl Join {
         let full = u64::from(self.full);
         let field = (balance + BAND_BIAS) as u64;
         ((ld & full) >> 1) | ((rd & full) << right_field(self.n)) | (field << BALANCE_SHIFT)
+    }
+
+    /// The balance of `key`'s middle queen (0 on even boards).
+    pub(super) fn middle_balance(&self, key: &Key) -> i32 {
+        key.middle.map_or(0, |q| self.balance(self.m, q))
     }
 
     /// +1 for a square strictly between the two long diagonals above or below the centre,

@@ -318,7 +318,11 @@ fn the_sampled_bit_counts_match_on_every_tier() {
             }
         }
         for &tier in &tiers {
-            assert_eq!(density(&words, tier), expected, "{len} words, {tier:?}");
+            assert_eq!(
+                density(&words, (1 << BALANCE_SHIFT) - 1, tier),
+                expected,
+                "{len} words, {tier:?}"
+            );
         }
     }
 }
@@ -709,5 +713,183 @@ fn whole_keys_of_25_match_a_search() {
     let tiers = tiers_to_test("whole_keys_of_25_match_a_search");
     for place in KEYS_OF_25 {
         check_whole_key(&join, &key_of_25(place), &tiers);
+    }
+}
+
+/// The wide path's total for size `n` on the calling thread, its lists in chunks of at most
+/// `chunk` words, the pair tests in `tier`.
+fn wide_total(n: u32, chunk: usize, tier: Tier) -> u64 {
+    let join = Join::wide(n, chunk);
+    let mut work = Work::new(usize::MAX);
+    Join::keys(n)
+        .iter()
+        .map(|key| {
+            let pairs = join.pairs(key, tier, &AtomicBool::new(false), &mut work);
+            pairs.unwrap() * key.weight
+        })
+        .sum()
+}
+
+/// The wide path (n = 26 to 28: no tables, halves by a search, five-bit balances above
+/// `2n - 2` bits of diagonals) run at small n, with its large-n layout, against A000170:
+/// in chunks large enough for a key's lists and in chunks of 8 and 100 words, which cut
+/// every key's lists into many chunk pairs (and the bottoms are made again for each chunk
+/// of the tops), on every tier.
+#[test]
+fn the_wide_path_at_small_n_counts_a000170_whole_and_in_chunks() {
+    for tier in tiers_to_test("the_wide_path_at_small_n_counts_a000170_whole_and_in_chunks") {
+        for n in 4..=15u32 {
+            let expected = A000170[n as usize - 1];
+            assert_eq!(
+                wide_total(n, super::wide::CHUNK, tier),
+                expected,
+                "n = {n}, {}",
+                tier.name()
+            );
+            for chunk in [8, 100] {
+                assert_eq!(
+                    wide_total(n, chunk, tier),
+                    expected,
+                    "n = {n}, chunk {chunk}"
+                );
+            }
+        }
+    }
+}
+
+/// Each key's pairs on the wide path equal the tables' path's, for a sample of the keys of
+/// n = 16 to 22 (in chunks of 4,096 words up to n = 19, which cut the larger keys' lists in
+/// several): two ways of making a key's halves (the tables' heads and tails joined; a
+/// search) and two layouts of their words, counted by one sieve.
+#[test]
+fn wide_keys_count_what_the_tables_count() {
+    let tier = tier();
+    for (n, step) in [
+        (16, 41),
+        (17, 41),
+        (18, 101),
+        (19, 101),
+        (20, 1001),
+        (21, 1001),
+        (22, 20001),
+    ] {
+        let tables = Join::new(n, &AtomicBool::new(false), &|| {}).unwrap();
+        let chunk = if n < 20 { 1 << 12 } else { super::wide::CHUNK };
+        let wide = Join::wide(n, chunk);
+        let (mut a, mut b) = (Work::new(usize::MAX), Work::new(usize::MAX));
+        let cancel = AtomicBool::new(false);
+        for key in Join::keys(n).iter().step_by(step) {
+            let from_tables = tables.pairs(key, tier, &cancel, &mut a).unwrap();
+            let searched = wide.pairs(key, tier, &cancel, &mut b).unwrap();
+            assert_eq!(searched, from_tables, "n = {n}, {key:?}");
+        }
+    }
+}
+
+/// The key of size `n` at `place` in the list of keys.
+fn key_at(n: u32, place: usize) -> Key {
+    let shard = Shard {
+        index: place as u32,
+        count: 1 << 30,
+    };
+    Join::shard_keys(n, 0, shard)[0]
+}
+
+/// Up to `limit` solutions of size `n` whose row `r` has its queen on a column of the mask
+/// `rows[r]`, each as its rows' columns, found by a plain backtracking search.
+fn solutions_within(n: u32, rows: &[u32], limit: usize) -> Vec<Vec<u32>> {
+    fn from(
+        n: u32,
+        rows: &[u32],
+        placed: &mut Vec<u32>,
+        taken: [u32; 3],
+        out: &mut Vec<Vec<u32>>,
+        limit: usize,
+    ) {
+        if out.len() == limit {
+            return;
+        }
+        let row = placed.len();
+        if row == n as usize {
+            out.push(placed.clone());
+            return;
+        }
+        let [columns, ld, rd] = taken;
+        let full = (1u32 << n) - 1;
+        let mut free = rows[row] & full & !(columns | ld | rd);
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            placed.push(bit.trailing_zeros());
+            from(
+                n,
+                rows,
+                placed,
+                [columns | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1],
+                out,
+                limit,
+            );
+            placed.pop();
+        }
+    }
+    let mut out = Vec::new();
+    from(n, rows, &mut Vec::new(), [0; 3], &mut out, limit);
+    out
+}
+
+/// Parts of n = 26, 27 and 28 on the wide path against a plain search: for two keys of each
+/// size (a third and two thirds along their list), the weighted pairs of the top halves
+/// whose first six rows are one placement and the bottom halves whose last six rows are one
+/// placement, as the wide path counts them (its search, words, mirror, sort and sieve, on
+/// every tier), against the solutions found by backtracking with those rows fixed and the
+/// others' columns restricted to the key's halves (and its middle queen); the placements
+/// taken from the key's first solutions, two parts with weighted solutions per key. And a
+/// whole key of n = 27 (its middle queen on column 0) in chunks of 65,536 words.
+#[test]
+fn parts_of_26_to_28_match_a_search() {
+    let tiers = tiers_to_test("parts_of_26_to_28_match_a_search");
+    let whole = Join::wide(27, 1 << 16);
+    check_whole_key(&whole, &key_at(27, 1_234), &tiers);
+    for n in [26u32, 27, 28] {
+        let join = Join::wide(n, super::wide::CHUNK);
+        let m = (n / 2) as usize;
+        let keys = Join::key_count(n);
+        for place in [keys / 3, 2 * keys / 3] {
+            let key = key_at(n, place);
+            let mut rows = vec![key.top; m];
+            rows.extend(key.middle.map(|q| 1 << q));
+            rows.extend(vec![key.bottom; m]);
+            let mut checked: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+            for solution in solutions_within(n, &rows, 2_000) {
+                let top = solution[..6].to_vec();
+                let bottom: Vec<u32> = solution.iter().rev().take(6).copied().collect();
+                if checked.iter().any(|(t, b)| *t == top && *b == bottom) {
+                    continue;
+                }
+                let taken = |rows: &[u32]| rows.iter().fold(0, |s, c| s | 1 << c);
+                let mut fixed: Vec<u32> = top.iter().map(|&c| 1 << c).collect();
+                fixed.extend(vec![key.top & !taken(&top); m - 6]);
+                fixed.extend(key.middle.map(|q| 1 << q));
+                fixed.extend(vec![key.bottom & !taken(&bottom); m - 6]);
+                fixed.extend(bottom.iter().rev().map(|&c| 1 << c));
+                let searched = weighted_search(n, &fixed);
+                if searched == 0 {
+                    continue;
+                }
+                for &tier in &tiers {
+                    let got = join.wide_pairs_from(&key, &top, &bottom, tier).unwrap();
+                    assert_eq!(got, searched, "{key:?} {top:?} {bottom:?} {}", tier.name());
+                }
+                checked.push((top, bottom));
+                if checked.len() == 2 {
+                    break;
+                }
+            }
+            assert_eq!(
+                checked.len(),
+                2,
+                "n = {n}, {key:?}: two parts with solutions"
+            );
+        }
     }
 }

@@ -1,6 +1,8 @@
-//! The layout of a half's 64-bit word, shared by the tables that build the words
-//! (`tables.rs`) and the sieve that counts their pairs (`sieve.rs`): the diagonal fields
-//! below [`BALANCE_SHIFT`], the balance fields above. Nothing here builds or counts words.
+//! The layout of a half's 64-bit word, shared by the tables and the search that build the
+//! words (`tables.rs`, `wide.rs`) and the sieve that counts their pairs (`sieve.rs`): the
+//! diagonal fields below the balance fields ([`Layout`]: from [`BALANCE_SHIFT`] up to
+//! n = 25, from bit `2n - 2` in five-bit fields past it). Nothing here builds or counts
+//! words.
 //!
 //! A top half's word keeps the diagonals it attacks on the row under it (odd boards: the
 //! middle row): the left-going ones from bit 0, without column 0 (no left-going diagonal
@@ -37,5 +39,71 @@ pub(super) const fn mirror_masks(n: u32) -> (u64, u64) {
         ((1u64 << n) - 1, (1u64 << (2 * n)) - 1)
     } else {
         ((1u64 << (n - 2)) - 1, (1u64 << (2 * n - 2)) - 1)
+    }
+}
+
+/// Where a half word's balance fields lie and how they are biased: the sieve's sort keys
+/// and weights read them there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Layout {
+    /// Bit of a top half's balance field; a bottom half's follows it.
+    pub(super) balance: u32,
+    /// Bits of each balance field.
+    pub(super) width: u32,
+    /// What a half's field adds to its balance.
+    pub(super) bias: i32,
+}
+
+impl Layout {
+    /// The tables' layout (n = 16 to 25): byte fields from [`BALANCE_SHIFT`], each half's
+    /// biased by its two bands' [`BAND_BIAS`].
+    pub(super) const NARROW: Layout = Layout {
+        balance: BALANCE_SHIFT,
+        width: 8,
+        bias: 2 * BAND_BIAS,
+    };
+
+    /// The wide path's layout for size `n` (`wide.rs`): the diagonal fields take `2n - 2`
+    /// bits ([`wide_mirror`]), the balances five bits each above them (n = 28: bits 54 to
+    /// 63), biased by 16 (a half of at most 14 queens has a balance within ±14).
+    pub(super) const fn wide(n: u32) -> Layout {
+        Layout {
+            balance: 2 * n - 2,
+            width: 5,
+            bias: 16,
+        }
+    }
+
+    /// A top half's balance field of `word`, biased.
+    #[inline(always)]
+    pub(super) fn top(self, word: u64) -> i32 {
+        ((word >> self.balance) & ((1 << self.width) - 1)) as i32
+    }
+
+    /// A mirrored bottom half's balance field of `word`, biased.
+    #[inline(always)]
+    pub(super) fn bottom(self, word: u64) -> i32 {
+        (word >> (self.balance + self.width)) as i32
+    }
+
+    /// The diagonal fields' bits, below the balances.
+    #[inline(always)]
+    pub(super) fn diagonals(self) -> u64 {
+        (1u64 << self.balance) - 1
+    }
+}
+
+/// The wide path's mirror of a top half's word into a bottom half's (`wide.rs`), as
+/// `(shift, low, fields)`: `((w & fields) >> shift) | ((w & low) << shift)`. Its right-going
+/// field starts at bit `n - 1` on every board (column `n - 1` of it is never attacked), so
+/// the fields take `2n - 2` bits: on odd boards as [`mirror_masks`] has them (shift `n`), on
+/// even ones shifted by `n - 1`, which again meets each column of one field with the one
+/// next to it in the other (no middle row between the halves).
+pub(super) const fn wide_mirror(n: u32) -> (u32, u64, u64) {
+    let fields = (1u64 << (2 * n - 2)) - 1;
+    if n.is_multiple_of(2) {
+        (n - 1, (1u64 << (n - 1)) - 1, fields)
+    } else {
+        (n, (1u64 << (n - 2)) - 1, fields)
     }
 }
