@@ -1,12 +1,13 @@
 //! The join past the tables (n = 26 to 28, the wide path): no tables, a key's halves found
 //! by a search over its columns, a chunk at a time. There a band of seven rows has hundreds
 //! of millions of placements (n = 26: 632 M, n = 28: 1.28 G), so tables would take 5.5 to
-//! 29 GiB, and a key's lists are as long as a hundred million words (n = 28), so they are
-//! made and counted in chunks: the top halves whose first two rows are a range of the
-//! key's places, against each chunk of the bottom halves (kept whole when they fit one), the
-//! pairs of every chunk pair summed. The search costs little beside the sieve, which grows
-//! faster than the lists. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-
-//! bit balances above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
+//! 29 GiB, and a key's lists reach tens of millions of words, so they are made and counted
+//! in chunks: the search over the top halves stops when its list is full and goes on from
+//! there for the next chunk; each chunk of tops meets each chunk of the bottom halves (kept
+//! whole when they fit one, made again per chunk of the tops when not), and the pairs of
+//! every chunk pair add up. The search takes about a quarter of a part's time (n = 26), the
+//! sieve the rest. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-bit
+//! balances above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
 //! Not here: the keys (`keys.rs`), the parts and their plumbing (`mod.rs`), the tables' path
 //! (`tables.rs`, `halves.rs`).
 
@@ -22,7 +23,7 @@ use crate::simd::Tier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes an engine's lists may take on the wide path at most (1.5 GiB: the three lists of
-/// [`CHUNK`] words and the sieve's blocks, which took up to about 1.3 GiB per engine when
+/// [`CHUNK`] words and the sieve's blocks, which took up to about 1.5 GiB per engine when
 /// nothing held them, n = 28; two engines and their process stay under 4 GiB).
 pub(crate) const ENGINE_BYTES: usize = 3 << 29;
 
