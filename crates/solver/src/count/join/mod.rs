@@ -138,8 +138,8 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
 /// allocation fails. Tells the count's progress the table-building steps and the parts'
 /// steps in all, and each table-building step as it is done (all at once when another count
 /// built them; a turn-fixed part ticks its own steps as it runs). Each engine's lists for a
-/// key grow within the options' `work_bytes` (on the wide path at most 1.5 GiB); the tables keep the options' `hold` while they
-/// live.
+/// key grow within the options' `work_bytes` (on the wide path at most 1.5 GiB); the tables
+/// keep the options' `hold` while they live.
 pub(super) fn parts(
     n: u32,
     shard: Shard,

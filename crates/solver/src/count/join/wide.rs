@@ -14,6 +14,7 @@
 use super::halves::sort_by_byte;
 use super::keys::Key;
 use super::memory::Allowance;
+use super::sieve::Sieve;
 use super::tables::Join;
 use super::word::{Layout, wide_mirror};
 use super::work::Work;
@@ -92,8 +93,9 @@ impl Join {
     }
 
     /// The fitting pairs of `key`'s halves on the wide path, its lists in `work` (see the
-    /// module), each chunk pair's handed to `tally` as it is counted; `Cancelled` if `cancel` is raised meanwhile, `OutOfMemory` if not one half
-    /// fits what `work`'s allowance has left.
+    /// module), each chunk pair's handed to `tally` as it is counted; `Cancelled` if
+    /// `cancel` is raised meanwhile, `OutOfMemory` if not one half fits what `work`'s
+    /// allowance has left.
     pub(super) fn wide_pairs(
         &self,
         key: &Key,
@@ -110,7 +112,19 @@ impl Join {
             sieve,
             allowance,
         } = work;
-        let (mut total, mut whole) = (0u64, false);
+        let mut total = 0u64;
+        // One chunk pair's pairs, added to the total and handed to `tally`.
+        let mut count =
+            |tops: &[u64], bottoms: &[u64], sieve: &mut Sieve, allowance: &mut Allowance| {
+                sieve.reset(self.middle_balance(key), tier, layout);
+                let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
+                tally(pairs);
+                total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
+                Ok::<(), CountError>(())
+            };
+        // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
+        // took one chunk); otherwise they are made again for each chunk of tops.
+        let mut whole = false;
         let mut top = self.walk(key.top, key.middle);
         while !top.done {
             self.fill(&mut top, tops, allowance, cancel)?;
@@ -118,13 +132,8 @@ impl Join {
                 continue;
             }
             sort_by_byte(tops, layout.balance, scratch, allowance)?;
-            // `whole`: `bottoms` holds all of the key's bottom halves, ready for the sieve
-            // (they took one chunk); otherwise they are made again for each chunk of tops.
             if whole {
-                sieve.reset(self.middle_balance(key), tier, layout);
-                let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
-                total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
-                tally(pairs);
+                count(tops, bottoms, sieve, allowance)?;
             } else {
                 let mut bottom = self.walk(key.bottom, key.middle);
                 let mut first = true;
@@ -132,12 +141,8 @@ impl Join {
                     self.fill(&mut bottom, bottoms, allowance, cancel)?;
                     whole = first && bottom.done;
                     first = false;
-                    self.mirror(bottoms);
-                    sort_by_byte(bottoms, layout.balance + layout.width, scratch, allowance)?;
-                    sieve.reset(self.middle_balance(key), tier, layout);
-                    let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
-                    total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
-                    tally(pairs);
+                    self.ready_bottoms(bottoms, scratch, allowance)?;
+                    count(tops, bottoms, sieve, allowance)?;
                 }
             }
             if cancel.load(Ordering::Relaxed) {
@@ -145,6 +150,19 @@ impl Join {
             }
         }
         Ok(total)
+    }
+
+    /// Makes `words` (top halves' words of a key's bottom columns) ready for the sieve:
+    /// mirrored, then sorted by their balance (`scratch` lent for the sort).
+    fn ready_bottoms(
+        &self,
+        words: &mut Vec<u64>,
+        scratch: &mut Vec<u64>,
+        allowance: &mut Allowance,
+    ) -> Result<(), CountError> {
+        let layout = Layout::wide(self.n);
+        self.mirror(words);
+        sort_by_byte(words, layout.balance + layout.width, scratch, allowance)
     }
 
     /// Turns top halves' words into bottom halves' ([`wide_mirror`]), the balance moved to
@@ -227,13 +245,26 @@ impl Join {
         Ok(())
     }
 
+    /// `p` with the queen of its row on the column `bit` (which the caller found open).
+    #[inline(always)]
+    fn step(&self, walk: &Walk, p: Placing, bit: u32) -> Placing {
+        let column = bit.trailing_zeros() as usize;
+        Placing {
+            row: p.row + 1,
+            free: p.free ^ bit,
+            ld: ((p.ld | bit) << 1) & self.full,
+            rd: (p.rd | bit) >> 1,
+            balance: p.balance + i32::from(walk.balances[p.row as usize & 15][column & 31]),
+        }
+    }
+
     /// Puts into `sink` the word of each half `walk` finds from where it stood, until the
     /// sink is full (the walk then stands on the half that found no room) or the walk is
     /// done, as [`Layout::wide`] lays it out: the left-going field without its column 0
     /// from bit 0, the right-going one from bit `n - 1`, the balance biased above them.
     fn search(&self, walk: &mut Walk, sink: &mut Sink<'_>) {
         let layout = Layout::wide(self.n);
-        let (last, right, full) = (self.m, self.n - 1, self.full);
+        let (last, right) = (self.m, self.n - 1);
         let mut depth = walk.depth;
         loop {
             let (p, open) = walk.stack[depth];
@@ -246,14 +277,7 @@ impl Join {
                 continue;
             }
             let bit = open & open.wrapping_neg();
-            let column = bit.trailing_zeros() as usize;
-            let next = Placing {
-                row: p.row + 1,
-                free: p.free ^ bit,
-                ld: ((p.ld | bit) << 1) & full,
-                rd: (p.rd | bit) >> 1,
-                balance: p.balance + i32::from(walk.balances[p.row as usize & 15][column & 31]),
-            };
+            let next = self.step(walk, p, bit);
             if next.row == last {
                 let field = (next.balance + layout.bias) as u64;
                 let word = u64::from(next.ld >> 1)
@@ -295,16 +319,10 @@ impl Join {
             let mut walk = self.walk(columns, key.middle);
             let mut p = Some(walk.stack[0].0);
             for &column in rows {
-                p = p.and_then(|p| {
-                    let bit = 1 << column;
-                    (self.open(&walk, p) & bit != 0).then(|| Placing {
-                        row: p.row + 1,
-                        free: p.free ^ bit,
-                        ld: ((p.ld | bit) << 1) & self.full,
-                        rd: (p.rd | bit) >> 1,
-                        balance: p.balance + self.balance(p.row, column),
-                    })
-                });
+                let bit = 1 << column;
+                p = p
+                    .filter(|&p| self.open(&walk, p) & bit != 0)
+                    .map(|p| self.step(&walk, p, bit));
             }
             let Some(p) = p else {
                 continue;
@@ -324,9 +342,8 @@ impl Join {
             sieve,
             allowance,
         } = &mut work;
-        self.mirror(bottoms);
+        self.ready_bottoms(bottoms, scratch, allowance)?;
         sort_by_byte(tops, layout.balance, scratch, allowance)?;
-        sort_by_byte(bottoms, layout.balance + layout.width, scratch, allowance)?;
         sieve.reset(self.middle_balance(key), tier, layout);
         Ok(sieve.count(tops, bottoms, 0, &AtomicBool::new(false), allowance))
     }
