@@ -28,6 +28,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 size=${QUEENS_ARRAY_SIZE:-1000}
+# sbatch hands the jobs this environment, and count.sbatch shifts its shards by these two:
+# values left over in the caller's shell (a rerun by hand) must not reach this count's tasks.
+unset QUEENS_SHARDS QUEENS_SHARD_OFFSET
 [[ $size =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: QUEENS_ARRAY_SIZE must be a positive number: $size" >&2; exit 2; }
 arrays=()
 if ((k <= size)); then

@@ -4,16 +4,25 @@
 //! `proctrack/linuxproc`, `task/none`), and stopped at the end, also when the test fails.
 //!
 //! `deploy/slurm/submit.sh 16 16 DIR` submits the 16-task count array and the sum job that
-//! depends on it; the sum must be OEIS's for n = 16 (counted by joining half boards: each
-//! shard's line carries its turn-fixed points, from which the sum makes the classes). Then
-//! again with task 7 requeued while it
-//! runs: the `queens` the test hands the jobs (`$QUEENS`) is a wrapper that, in task 7's first
-//! run only, counts, and then holds the task (sleeps) after the line is in its temporary file
-//! and before `count.sbatch` renames it into place. The test waits until it holds, checks
-//! that the task is RUNNING with a temporary file and no shard file, runs
-//! `scontrol requeue`, and the sum (of the requeued run's line, `restart 1` in its log) must
-//! still be exact. Last, an `--array=1-2` must fail in both tasks with the message naming
-//! `SLURM_ARRAY_TASK_MIN`. Every wait is bounded; the run takes about half a minute.
+//! depends on it (from an environment with `QUEENS_SHARD_OFFSET` and `QUEENS_SHARDS` set, as
+//! a shell may have them left from a rerun by hand: they must not reach the array's tasks);
+//! the sum must be OEIS's for n = 16 (counted by joining half boards: each shard's line
+//! carries its turn-fixed points, from which the sum makes the classes). Every run is
+//! checked the same way: each task's log names the shard it counted, `DIR` holds one
+//! `shard-IIIII.json` per shard 0 to 15 whose line names that shard of 16 (and no temporary
+//! file), the lines' solutions add up to OEIS's, and `total.txt` and the sum's log hold
+//! OEIS's solutions and classes.
+//! Then again with task 7 requeued while it runs: the `queens` the test hands the jobs
+//! (`$QUEENS`) is a wrapper that, in task 7's first run only, counts, and then holds the
+//! task (sleeps) after the line is in its temporary file and before `count.sbatch` renames
+//! it into place. The test waits until it holds, checks that the task is RUNNING with a
+//! temporary file and no shard file, runs `scontrol requeue`, and the sum (of the requeued
+//! run's line, `restart 1` in its log) must still be exact. Then with `QUEENS_ARRAY_SIZE=5`
+//! and `--hold`: `submit.sh` must print four array ids (`count array: A,B,C,D`), the held
+//! sum's `Dependency` must name all four, and once released the arrays must have run 5, 5,
+//! 5 and 1 tasks, counting shards 0-4, 5-9, 10-14 and 15, with an exact sum. Last, an
+//! `--array=1-2` must fail in both tasks with the message naming `SLURM_ARRAY_TASK_MIN`.
+//! Every wait is bounded; the run takes about 40 s.
 
 use crate::common;
 use crate::tools;
@@ -194,7 +203,8 @@ impl Cluster {
     }
 
     /// A Slurm command against this cluster, with the environment of the test minus any
-    /// Slurm variables of its own (a test run inside a Slurm job must not leak them).
+    /// Slurm variables of its own (a test run inside a Slurm job must not leak them) and
+    /// the variables that `submit.sh` and `count.sbatch` read to cut the arrays.
     fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         for (name, _) in std::env::vars_os() {
@@ -205,6 +215,9 @@ impl Cluster {
             {
                 command.env_remove(&name);
             }
+        }
+        for name in ["QUEENS_ARRAY_SIZE", "QUEENS_SHARDS", "QUEENS_SHARD_OFFSET"] {
+            command.env_remove(name);
         }
         command
             .env("SLURM_CONF", &self.conf)
@@ -235,9 +248,16 @@ impl Cluster {
         run.stdout
     }
 
-    /// Submits `deploy/slurm/submit.sh N SHARDS <jobs>/<name>` with `queens` as `$QUEENS`;
-    /// returns the output folder and the ids of the count array and of the sum job.
-    fn submit(&self, name: &str, queens: &Path) -> (PathBuf, String, String) {
+    /// Submits `deploy/slurm/submit.sh N SHARDS <jobs>/<name> <options>` with `queens` as
+    /// `$QUEENS` and the variables `env` set; returns the output folder, the ids of the
+    /// count arrays (in the order printed, `count array: ID,ID,...`) and that of the sum job.
+    fn submit(
+        &self,
+        name: &str,
+        queens: &Path,
+        env: &[(&str, &str)],
+        options: &[&str],
+    ) -> (PathBuf, Vec<String>, String) {
         let out = self.dir.join("jobs").join(name);
         let script = tools::repo().join("deploy/slurm/submit.sh");
         let run = tools::run_bounded(
@@ -245,7 +265,9 @@ impl Cluster {
                 .arg(N.to_string())
                 .arg(SHARDS.to_string())
                 .arg(&out)
-                .env("QUEENS", queens),
+                .args(options)
+                .env("QUEENS", queens)
+                .envs(env.iter().copied()),
             COMMAND_LIMIT,
         );
         assert!(run.success(), "submit.sh failed\n{}", run.output());
@@ -257,7 +279,19 @@ impl Cluster {
                 .trim()
                 .to_string()
         };
-        (out, id("count array:"), id("sum:"))
+        let arrays: Vec<String> = id("count array:")
+            .split(',')
+            .map(|a| a.trim().to_string())
+            .collect();
+        let sum = id("sum:");
+        for job in arrays.iter().chain([&sum]) {
+            assert!(
+                !job.is_empty() && job.bytes().all(|b| b.is_ascii_digit()),
+                "not a job id: {job:?} in submit.sh's output\n{}",
+                run.stdout
+            );
+        }
+        (out, arrays, sum)
     }
 
     /// Waits (bounded) until none of `jobs` is pending or running.
@@ -301,6 +335,7 @@ impl Cluster {
 }
 
 impl Drop for Cluster {
+    /// Cancels the jobs, then stops the daemons and kills what is left of the jobs.
     fn drop(&mut self) {
         // Jobs first (a held task sleeps), through slurmctld if it runs (clients wait for a
         // controller that does not answer), then the daemons, newest first.
@@ -481,15 +516,34 @@ fn expected_total() -> String {
     )
 }
 
-/// Checks a finished run: every task and the sum job COMPLETED, one shard file per task and
-/// no temporary file left, and the total exact.
-fn check_run(cluster: &Cluster, out: &Path, count: &str, sum: &str) {
-    let states = cluster.states(count);
-    assert_eq!(
-        states,
-        vec!["COMPLETED"; SHARDS as usize],
-        "count array {count}"
-    );
+/// Checks a finished run of `submit.sh` whose count arrays are `arrays`, in the order of
+/// their shards: every task and the sum job COMPLETED, each task's log naming the shard it
+/// counted (the arrays' tasks are shards 0 to SHARDS-1 in turn), one shard file per shard
+/// holding that shard's line and no temporary file left, and the total exact.
+fn check_run(cluster: &Cluster, out: &Path, arrays: &[String], sum: &str) {
+    let mut first = 0;
+    for array in arrays {
+        let states = cluster.states(array);
+        assert!(
+            !states.is_empty() && states.iter().all(|s| s == "COMPLETED"),
+            "count array {array} (of {arrays:?}): {states:?}"
+        );
+        let tasks = states.len() as u32;
+        for task in 0..tasks {
+            let log = fs::read_to_string(out.join(format!("slurm-{array}_{task}.out")))
+                .expect("a task's log");
+            let says = format!(
+                "array task {task} of {tasks}, shard index {},",
+                first + task
+            );
+            assert!(
+                log.contains(&says),
+                "task {array}_{task}'s log should say {says:?}: {log}"
+            );
+        }
+        first += tasks;
+    }
+    assert_eq!(first, SHARDS, "tasks in the count arrays {arrays:?}");
     assert_eq!(cluster.states(sum), vec!["COMPLETED"], "sum job {sum}");
     let mut names: Vec<String> = fs::read_dir(out)
         .expect("the output folder")
@@ -505,23 +559,48 @@ fn check_run(cluster: &Cluster, out: &Path, count: &str, sum: &str) {
     let mut expected: Vec<String> = (0..SHARDS).map(|i| format!("shard-{i:05}.json")).collect();
     expected.push("total.txt".to_string());
     assert_eq!(names, expected, "files in {}", out.display());
+    let mut solutions = 0;
+    for i in 0..SHARDS {
+        let file = out.join(format!("shard-{i:05}.json"));
+        let text = fs::read_to_string(&file).expect("a shard file");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{}: {text}", file.display());
+        let line: serde_json::Value = serde_json::from_str(lines[0])
+            .unwrap_or_else(|e| panic!("{}: {e}: {text}", file.display()));
+        assert_eq!(
+            (&line["n"], &line["shard"]["index"], &line["shard"]["count"]),
+            (&N.into(), &i.into(), &SHARDS.into()),
+            "{}: {text}",
+            file.display()
+        );
+        solutions += line["solutions"].as_u64().expect("solutions");
+    }
+    assert_eq!(
+        solutions,
+        A000170[N as usize - 1],
+        "the shard lines' solutions"
+    );
     let total = fs::read_to_string(out.join("total.txt")).expect("total.txt");
     assert_eq!(total, expected_total());
     let log = fs::read_to_string(out.join(format!("slurm-{sum}.out"))).expect("the sum's log");
     assert_eq!(log, expected_total(), "the sum job's log");
 }
 
+/// The module's four runs on one cluster, started once: plain, requeued, in four arrays, refused.
 #[test]
 fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
     let started = Instant::now();
     let cluster = Cluster::start();
     let queens = Path::new(env!("CARGO_BIN_EXE_queens"));
 
-    // 1. The array as a user submits it.
+    // 1. The array as a user submits it, from a shell that still has a rerun's shard
+    //    variables exported: submit.sh must not hand them to a single array's tasks.
     let t = Instant::now();
-    let (out, count, sum) = cluster.submit("plain", queens);
-    cluster.wait_until_done(&[&count, &sum]);
-    check_run(&cluster, &out, &count, &sum);
+    let stray = [("QUEENS_SHARD_OFFSET", "7"), ("QUEENS_SHARDS", "99")];
+    let (out, arrays, sum) = cluster.submit("plain", queens, &stray, &[]);
+    assert_eq!(arrays.len(), 1, "count arrays: {arrays:?}");
+    cluster.wait_until_done(&[&arrays[0], &sum]);
+    check_run(&cluster, &out, &arrays, &sum);
     eprintln!(
         "slurm: {SHARDS} tasks of n = {N} and the sum in {:.1} s: {}",
         t.elapsed().as_secs_f64(),
@@ -550,8 +629,9 @@ fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
     )
     .expect("write the wrapper");
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).expect("chmod");
-    let (out, count, sum) = cluster.submit("requeued", &wrapper);
-    let task = format!("{count}_{HELD_TASK}");
+    let (out, arrays, sum) = cluster.submit("requeued", &wrapper, &[], &[]);
+    assert_eq!(arrays.len(), 1, "count arrays: {arrays:?}");
+    let task = format!("{}_{HELD_TASK}", arrays[0]);
     let deadline = Instant::now() + JOB_LIMIT;
     while !hold.join("counted").exists() {
         assert!(
@@ -611,8 +691,8 @@ fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
         &format!("JobId={task}"),
         "StartTime=now",
     ]);
-    cluster.wait_until_done(&[&count, &sum]);
-    check_run(&cluster, &out, &count, &sum);
+    cluster.wait_until_done(&[&arrays[0], &sum]);
+    check_run(&cluster, &out, &arrays, &sum);
     let record = cluster.must(&["scontrol", "-o", "show", "job", &task]);
     assert_eq!(field(&record, "Restarts"), "1", "{record}");
     let log = fs::read_to_string(out.join(format!("slurm-{task}.out"))).expect("task log");
@@ -622,7 +702,42 @@ fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
         t.elapsed().as_secs_f64(),
         totals(&out)
     );
-    // 3. An array whose ids are not 0..K-1 is refused by every task, naming the variable,
+
+    // 3. More shards than an array may hold: QUEENS_ARRAY_SIZE=5 cuts the 16 shards into
+    //    arrays of 5, 5, 5 and 1 tasks, their first shards 0, 5, 10 and 15. Submitted held
+    //    (`--hold` goes to every job), so the sum's dependency is read before any task runs:
+    //    it must name every array. Then released, and checked as the single array was.
+    let t = Instant::now();
+    let size = [("QUEENS_ARRAY_SIZE", "5")];
+    let (out, arrays, sum) = cluster.submit("arrays-of-5", queens, &size, &["--hold"]);
+    assert_eq!(
+        arrays.len(),
+        4,
+        "count arrays of at most 5 tasks: {arrays:?}"
+    );
+    let record = cluster.must(&["scontrol", "-o", "show", "job", &sum]);
+    let dependency = field(&record, "Dependency");
+    for array in &arrays {
+        assert!(
+            dependency.contains(&format!("afterok:{array}_*")),
+            "the sum job {sum} should wait for array {array}: {record}"
+        );
+    }
+    let mut jobs: Vec<&str> = arrays.iter().map(String::as_str).collect();
+    jobs.push(&sum);
+    cluster.must(&["scontrol", "release", &jobs.join(",")]);
+    cluster.wait_until_done(&jobs);
+    let tasks: Vec<usize> = arrays.iter().map(|a| cluster.states(a).len()).collect();
+    assert_eq!(tasks, [5, 5, 5, 1], "tasks of the count arrays {arrays:?}");
+    check_run(&cluster, &out, &arrays, &sum);
+    eprintln!(
+        "slurm: {SHARDS} tasks of n = {N} in arrays {} and the sum in {:.1} s: {}",
+        arrays.join(","),
+        t.elapsed().as_secs_f64(),
+        totals(&out)
+    );
+
+    // 4. An array whose ids are not 0..K-1 is refused by every task, naming the variable,
     //    and leaves no shard file.
     let t = Instant::now();
     let out = cluster.dir.join("jobs").join("from-1");

@@ -6,7 +6,8 @@
 //!
 //! - `deploy_image`: the container image built from `deploy/Dockerfile` with Docker and run,
 //!   and hadolint on the Dockerfile (`deploy_bases`: its Debian base images, made locally);
-//! - `deploy_slurm`: the Slurm array script on a one-node cluster, with a requeued task;
+//! - `deploy_slurm`: the Slurm array script on a one-node cluster, with a requeued task and
+//!   with the count cut into several arrays;
 //! - `prometheus`: a real Prometheus scraping the server, and `promtool check metrics`;
 //! - `contract`: `buf lint`, `buf format` and `buf breaking` on `proto/queens.proto`;
 //! - `kubernetes`: `kubernetes-validate --strict` on the manifests under `deploy/`;
