@@ -9,8 +9,10 @@
 # --mem by N (and CPUs): README.md, "Memory per task".
 #
 # Past QUEENS_ARRAY_SIZE shards (default 1000, under Slurm's default MaxArraySize of 1001)
-# the shards go in several arrays of at most that many tasks, each told its first shard
-# (QUEENS_SHARD_OFFSET, QUEENS_SHARDS: count.sbatch), and the sum waits for all of them.
+# the shards go in several arrays of at most that many tasks, each told K and its first
+# shard O as arguments (`count.sbatch N DIR K O`: no --export among the sbatch options can
+# drop them, and no variable of the environment moves a shard), and the sum waits for all
+# of them.
 #
 # DIR (default queens-count-N) gets shard-IIIII.json per task, the jobs' logs
 # (slurm-*.out) and total.txt. `queens` must be on PATH on the compute nodes, or set QUEENS
@@ -22,15 +24,12 @@ n=${1:?$usage}
 k=${2:?$usage}
 dir=${3:-queens-count-$n}
 shift $(($# < 3 ? $# : 3))
-[[ $k =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: K must be a positive number: $k" >&2; exit 2; }
+[[ $k =~ ^[1-9][0-9]{0,8}$ ]] || { echo "submit.sh: K must be a positive number of at most 9 digits: $k" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 size=${QUEENS_ARRAY_SIZE:-1000}
-# sbatch hands the jobs this environment, and count.sbatch shifts its shards by these two:
-# values left over in the caller's shell (a rerun by hand) must not reach this count's tasks.
-unset QUEENS_SHARDS QUEENS_SHARD_OFFSET
 [[ $size =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: QUEENS_ARRAY_SIZE must be a positive number: $size" >&2; exit 2; }
 arrays=()
 if ((k <= size)); then
@@ -40,10 +39,8 @@ if ((k <= size)); then
 else
     for ((offset = 0; offset < k; offset += size)); do
         tasks=$((k - offset < size ? k - offset : size))
-        id=$(QUEENS_SHARDS=$k QUEENS_SHARD_OFFSET=$offset sbatch --parsable \
-            --export=ALL,QUEENS_SHARDS="$k",QUEENS_SHARD_OFFSET="$offset" \
-            --array="0-$((tasks - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
-            "$here/count.sbatch" "$n" "$dir")
+        id=$(sbatch --parsable --array="0-$((tasks - 1))" --output="$dir/slurm-%A_%a.out" "$@" \
+            "$here/count.sbatch" "$n" "$dir" "$k" "$offset")
         arrays+=("${id%%;*}")
     done
 fi

@@ -4,10 +4,11 @@
 //! `proctrack/linuxproc`, `task/none`), and stopped at the end, also when the test fails.
 //!
 //! `deploy/slurm/submit.sh 16 16 DIR` submits the 16-task count array and the sum job that
-//! depends on it (from an environment with `QUEENS_SHARD_OFFSET` and `QUEENS_SHARDS` set, as
-//! a shell may have them left from a rerun by hand: they must not reach the array's tasks);
-//! the sum must be OEIS's for n = 16 (counted by joining half boards: each shard's line
-//! carries its turn-fixed points, from which the sum makes the classes). Every run is
+//! depends on it (from an environment with `QUEENS_SHARD_OFFSET` and `QUEENS_SHARDS` set,
+//! the variables older versions of `count.sbatch` took a shard's offset from: they reach
+//! the tasks and must move no shard); the sum must be OEIS's for n = 16 (counted by joining
+//! half boards: each shard's line carries its turn-fixed points, from which the sum makes
+//! the classes). Every run is
 //! checked the same way: each task's log names the shard it counted, `DIR` holds one
 //! `shard-IIIII.json` per shard 0 to 15 whose line names that shard of 16 (and no temporary
 //! file), the lines' solutions add up to OEIS's, and `total.txt` and the sum's log hold
@@ -18,11 +19,19 @@
 //! it into place. The test waits until it holds, checks that the task is RUNNING with a
 //! temporary file and no shard file, runs `scontrol requeue`, and the sum (of the requeued
 //! run's line, `restart 1` in its log) must still be exact. Then with `QUEENS_ARRAY_SIZE=5`
-//! and `--hold`: `submit.sh` must print four array ids (`count array: A,B,C,D`), the held
-//! sum's `Dependency` must name all four, and once released the arrays must have run 5, 5,
-//! 5 and 1 tasks, counting shards 0-4, 5-9, 10-14 and 15, with an exact sum. Last, an
-//! `--array=1-2` must fail in both tasks with the message naming `SLURM_ARRAY_TASK_MIN`.
-//! Every wait is bounded; the run takes about 40 s.
+//! and `--hold` (and the stray variables again): `submit.sh` must print four array ids
+//! (`count array: A,B,C,D`), the held sum's `Dependency` must name all four, and once
+//! released the arrays must have run 5, 5, 5 and 1 tasks, counting shards 0-4, 5-9, 10-14
+//! and 15 (each array is told 16 and its first shard as `count.sbatch`'s arguments), with an
+//! exact sum. Then the four arrays again with the user's own `--export=QUEENS,...` among the
+//! sbatch options, which hands the jobs only the variables it names (and Slurm's): the
+//! shards must be the same, which they were not when the offsets travelled in the
+//! environment. Last, `count.sbatch` refuses what it must, naming what is wrong and leaving
+//! no file: an `--array=1-2` fails in both tasks naming `SLURM_ARRAY_TASK_MIN`; an
+//! `--array=0-1` told `SHARDS 2 OFFSET 2` fails in both naming OFFSET and SHARDS; and, run
+//! outside Slurm as a task would be, a SHARDS or OFFSET that is not a number, a SHARDS
+//! without OFFSET, and `--shards` given with them are refused.
+//! Every wait is bounded; the run takes about 45 s.
 
 use crate::common;
 use crate::tools;
@@ -204,7 +213,7 @@ impl Cluster {
 
     /// A Slurm command against this cluster, with the environment of the test minus any
     /// Slurm variables of its own (a test run inside a Slurm job must not leak them) and
-    /// the variables that `submit.sh` and `count.sbatch` read to cut the arrays.
+    /// `QUEENS_ARRAY_SIZE`, which `submit.sh` reads to cut the arrays.
     fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         for (name, _) in std::env::vars_os() {
@@ -216,9 +225,7 @@ impl Cluster {
                 command.env_remove(&name);
             }
         }
-        for name in ["QUEENS_ARRAY_SIZE", "QUEENS_SHARDS", "QUEENS_SHARD_OFFSET"] {
-            command.env_remove(name);
-        }
+        command.env_remove("QUEENS_ARRAY_SIZE");
         command
             .env("SLURM_CONF", &self.conf)
             .env("QUEENS_SLURM_TEST_DIR", &self.dir)
@@ -586,15 +593,17 @@ fn check_run(cluster: &Cluster, out: &Path, arrays: &[String], sum: &str) {
     assert_eq!(log, expected_total(), "the sum job's log");
 }
 
-/// The module's four runs on one cluster, started once: plain, requeued, in four arrays, refused.
+/// The module's runs on one cluster, started once: plain, requeued, in four arrays (twice),
+/// refused.
 #[test]
 fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
     let started = Instant::now();
     let cluster = Cluster::start();
     let queens = Path::new(env!("CARGO_BIN_EXE_queens"));
 
-    // 1. The array as a user submits it, from a shell that still has a rerun's shard
-    //    variables exported: submit.sh must not hand them to a single array's tasks.
+    // 1. The array as a user submits it, from a shell that still exports the shard variables
+    //    older versions of count.sbatch read: sbatch hands them to the tasks, which must
+    //    ignore them.
     let t = Instant::now();
     let stray = [("QUEENS_SHARD_OFFSET", "7"), ("QUEENS_SHARDS", "99")];
     let (out, arrays, sum) = cluster.submit("plain", queens, &stray, &[]);
@@ -706,9 +715,14 @@ fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
     // 3. More shards than an array may hold: QUEENS_ARRAY_SIZE=5 cuts the 16 shards into
     //    arrays of 5, 5, 5 and 1 tasks, their first shards 0, 5, 10 and 15. Submitted held
     //    (`--hold` goes to every job), so the sum's dependency is read before any task runs:
-    //    it must name every array. Then released, and checked as the single array was.
+    //    it must name every array. Then released, and checked as the single array was. The
+    //    stray shard variables are exported again, and must move no array's shards.
     let t = Instant::now();
-    let size = [("QUEENS_ARRAY_SIZE", "5")];
+    let size = [
+        ("QUEENS_ARRAY_SIZE", "5"),
+        ("QUEENS_SHARD_OFFSET", "7"),
+        ("QUEENS_SHARDS", "99"),
+    ];
     let (out, arrays, sum) = cluster.submit("arrays-of-5", queens, &size, &["--hold"]);
     assert_eq!(
         arrays.len(),
@@ -737,53 +751,179 @@ fn slurm_array_counts_n16_exactly_also_with_a_task_requeued_mid_run() {
         totals(&out)
     );
 
-    // 4. An array whose ids are not 0..K-1 is refused by every task, naming the variable,
-    //    and leaves no shard file.
+    // 4. The four arrays again, with the user's own --export among the sbatch options: it
+    //    comes after anything submit.sh could put before it, and sbatch takes the last, so
+    //    the jobs get only the variables it names (and Slurm's). The shards and the sum must
+    //    be as before: count.sbatch has K and each array's first shard as arguments.
     let t = Instant::now();
-    let out = cluster.dir.join("jobs").join("from-1");
-    fs::create_dir_all(&out).expect("create the output folder");
-    let run = tools::run_bounded(
-        cluster
-            .command("sbatch")
-            .args(["--parsable", "--array=1-2"])
-            .arg(format!("--output={}/slurm-%A_%a.out", out.display()))
-            .arg(tools::repo().join("deploy/slurm/count.sbatch"))
-            .arg(N.to_string())
-            .arg(&out)
-            .env("QUEENS", queens),
-        COMMAND_LIMIT,
+    let size = [("QUEENS_ARRAY_SIZE", "5")];
+    let (out, arrays, sum) = cluster.submit(
+        "arrays-of-5-export",
+        queens,
+        &size,
+        &["--export=QUEENS,QUEENS_SLURM_TEST_DIR"],
     );
-    assert!(run.success(), "sbatch failed\n{}", run.output());
-    let array = run
-        .stdout
-        .trim()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    cluster.wait_until_done(&[&array]);
-    assert_eq!(cluster.states(&array), vec!["FAILED"; 2], "array {array}");
-    for task in 1..=2 {
-        let log = fs::read_to_string(out.join(format!("slurm-{array}_{task}.out")))
-            .expect("the task's log");
-        assert!(
-            log.contains("error: $SLURM_ARRAY_TASK_MIN is 1, but the task ids of a job array"),
-            "task {task}'s log: {log}"
+    assert_eq!(
+        arrays.len(),
+        4,
+        "count arrays of at most 5 tasks: {arrays:?}"
+    );
+    let mut jobs: Vec<&str> = arrays.iter().map(String::as_str).collect();
+    jobs.push(&sum);
+    cluster.wait_until_done(&jobs);
+    let tasks: Vec<usize> = arrays.iter().map(|a| cluster.states(a).len()).collect();
+    assert_eq!(tasks, [5, 5, 5, 1], "tasks of the count arrays {arrays:?}");
+    check_run(&cluster, &out, &arrays, &sum);
+    eprintln!(
+        "slurm: again with --export=QUEENS,QUEENS_SLURM_TEST_DIR, arrays {}, in {:.1} s: {}",
+        arrays.join(","),
+        t.elapsed().as_secs_f64(),
+        totals(&out)
+    );
+
+    // 5. count.sbatch refuses, naming what is wrong, and leaves no shard file: an array whose
+    //    ids are not 0..K-1; an array told SHARDS 2 and OFFSET 2 (no task's shard is below
+    //    2); and, outside Slurm, arguments that are not a SHARDS and an OFFSET.
+    let t = Instant::now();
+    /// An array count.sbatch must refuse: its folder, its `--array`, the arguments after N
+    /// and DIR, its task ids and what each task's log must say.
+    struct Refused {
+        name: &'static str,
+        array: &'static str,
+        extra: &'static [&'static str],
+        tasks: [u32; 2],
+        says: fn(u32) -> String,
+    }
+    let refused = [
+        Refused {
+            name: "from-1",
+            array: "--array=1-2",
+            extra: &[],
+            tasks: [1, 2],
+            says: |_| {
+                "error: $SLURM_ARRAY_TASK_MIN is 1, but the task ids of a job array".to_string()
+            },
+        },
+        Refused {
+            name: "past-shards",
+            array: "--array=0-1",
+            extra: &["2", "2"],
+            tasks: [0, 1],
+            says: |task| {
+                format!(
+                    "count.sbatch: OFFSET 2 + array task {task} is shard {}, but SHARDS is 2",
+                    2 + task
+                )
+            },
+        },
+    ];
+    let mut submitted = Vec::new();
+    for Refused {
+        name, array, extra, ..
+    } in &refused
+    {
+        let out = cluster.dir.join("jobs").join(name);
+        fs::create_dir_all(&out).expect("create the output folder");
+        let run = tools::run_bounded(
+            cluster
+                .command("sbatch")
+                .args(["--parsable", array])
+                .arg(format!("--output={}/slurm-%A_%a.out", out.display()))
+                .arg(tools::repo().join("deploy/slurm/count.sbatch"))
+                .arg(N.to_string())
+                .arg(&out)
+                .args(*extra)
+                .env("QUEENS", queens),
+            COMMAND_LIMIT,
+        );
+        assert!(run.success(), "sbatch failed\n{}", run.output());
+        let id = run.stdout.trim().split(';').next().unwrap_or_default();
+        submitted.push((out, id.to_string()));
+    }
+    let ids: Vec<&str> = submitted.iter().map(|(_, id)| id.as_str()).collect();
+    cluster.wait_until_done(&ids);
+    for (refused, (out, array)) in refused.iter().zip(&submitted) {
+        let Refused { tasks, says, .. } = refused;
+        assert_eq!(
+            cluster.states(array),
+            vec!["FAILED"; 2],
+            "array {array} ({})",
+            refused.array
+        );
+        for task in tasks {
+            let log = fs::read_to_string(out.join(format!("slurm-{array}_{task}.out")))
+                .expect("the task's log");
+            assert!(
+                log.contains(&says(*task)),
+                "task {array}_{task}'s log should say {:?}: {log}",
+                says(*task)
+            );
+        }
+        assert_eq!(
+            files_besides_logs(out),
+            Vec::<String>::new(),
+            "{}",
+            out.display()
         );
     }
-    let left: Vec<String> = fs::read_dir(&out)
+    let out = cluster.dir.join("jobs").join("bad-arguments");
+    let script = tools::repo().join("deploy/slurm/count.sbatch");
+    for (args, says) in [
+        (
+            &["x", "0"][..],
+            "count.sbatch: SHARDS (the third argument) must be a positive number",
+        ),
+        (
+            &["016", "0"][..],
+            "count.sbatch: SHARDS (the third argument) must be a positive number",
+        ),
+        (&["16"][..], "count.sbatch: SHARDS 16 needs OFFSET after it"),
+        (
+            &["16", "07"][..],
+            "count.sbatch: OFFSET (the fourth argument) must be a number from 0",
+        ),
+        (
+            &["16", "-1"][..],
+            "count.sbatch: OFFSET (the fourth argument) must be a number from 0",
+        ),
+        (
+            &["16", "0", "--shards", "16"][..],
+            "count.sbatch: SHARDS and OFFSET choose the shard: --shards may not be given too",
+        ),
+    ] {
+        let run = tools::run_bounded(
+            cluster
+                .command("bash")
+                .arg(&script)
+                .arg(N.to_string())
+                .arg(&out)
+                .args(args)
+                .env("SLURM_ARRAY_TASK_ID", "0")
+                .env("QUEENS", queens),
+            COMMAND_LIMIT,
+        );
+        assert_eq!(run.code(), 2, "count.sbatch {args:?}\n{}", run.output());
+        assert!(
+            run.stderr.contains(says),
+            "count.sbatch {args:?}\n{}",
+            run.output()
+        );
+    }
+    assert!(!out.exists(), "refused runs made {}", out.display());
+    eprintln!(
+        "slurm: --array=1-2, SHARDS 2 OFFSET 2 and bad arguments refused in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    eprintln!("slurm: whole test {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The names in `out` but the jobs' logs (`slurm-*`), sorted.
+fn files_besides_logs(out: &Path) -> Vec<String> {
+    let mut left: Vec<String> = fs::read_dir(out)
         .expect("the output folder")
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| !name.starts_with("slurm-"))
         .collect();
-    assert!(
-        left.is_empty(),
-        "refused tasks left {left:?} in {}",
-        out.display()
-    );
-    eprintln!(
-        "slurm: --array=1-2 refused by both tasks in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    eprintln!("slurm: whole test {:.1} s", started.elapsed().as_secs_f64());
+    left.sort();
+    left
 }
