@@ -102,6 +102,7 @@ impl Join {
             scratch,
             sieve,
             allowance,
+            ..
         } = work;
         if tops.is_empty() || bottoms.is_empty() {
             return Ok(0);

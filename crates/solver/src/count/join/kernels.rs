@@ -282,3 +282,115 @@ fn extend_avx2(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail)
     }
     added + extend_portable(&mut free[added..], [meets, share], &tails[whole..], tail)
 }
+
+/// Appends to `out` the halves of the wide path (`wide.rs`) made of one head (its test word
+/// and its share) and each tail of `tests` and `parts` that fits it (their test words share
+/// no bit): the head's share and the tail's added (their diagonals never overlap in a
+/// fitting pair, and the balances add). `out` has room for every tail and a register more.
+pub(super) fn extend_wide(
+    out: &mut Vec<u64>,
+    head: [u64; 2],
+    tests: &[u64],
+    parts: &[u64],
+    tier: Tier,
+) {
+    assert!(out.capacity() - out.len() >= tests.len() + 8 && parts.len() == tests.len());
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..tests.len() + 8];
+    let added = match tier.kind() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx512 => unsafe { extend_wide_avx512(free, head, tests, parts) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+        TierKind::Avx2 => unsafe { extend_wide_avx2(free, head, tests, parts) },
+        _ => extend_wide_portable(free, head, tests, parts),
+    };
+    // SAFETY: the first `added` slots after `start` were written just now.
+    unsafe { out.set_len(start + added) };
+}
+
+/// [`extend_wide`] in plain Rust: every slot is written, and only fitting tails advance.
+#[inline(always)]
+fn extend_wide_portable(
+    free: &mut Free,
+    [test, share]: Head,
+    tests: &[u64],
+    parts: &[u64],
+) -> usize {
+    assert!(free.len() >= tests.len());
+    let mut added = 0;
+    for (&t, &part) in tests.iter().zip(parts) {
+        // SAFETY: `added` counts the tails before this one at most, fewer than
+        // `tests.len()`, within `free` (asserted above).
+        unsafe {
+            free.get_unchecked_mut(added)
+                .write(share.wrapping_add(part))
+        };
+        added += usize::from(test & t == 0);
+    }
+    added
+}
+
+/// [`extend_wide`] eight tails at a time, the fitting ones compressed in a register and
+/// stored whole.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+fn extend_wide_avx512(free: &mut Free, [test, share]: Head, tests: &[u64], parts: &[u64]) -> usize {
+    use std::arch::x86_64::*;
+    let len = tests.len();
+    let [test, share] = [test, share].map(|v| _mm512_set1_epi64(v as i64));
+    let mut added = 0;
+    for at in (0..len).step_by(8) {
+        let live = (0xffu32 >> (8 - (len - at).min(8))) as u8;
+        // SAFETY: the masked loads read the (at most eight) words left from `at`; the store
+        // writes eight slots from `added`, which is at most `at`, within `len + 8`.
+        unsafe {
+            let t = _mm512_maskz_loadu_epi64(live, tests.as_ptr().add(at).cast());
+            let p = _mm512_maskz_loadu_epi64(live, parts.as_ptr().add(at).cast());
+            let fits = _mm512_mask_testn_epi64_mask(live, test, t);
+            let half = _mm512_add_epi64(share, p);
+            _mm512_storeu_si512(
+                free.as_mut_ptr().add(added).cast(),
+                _mm512_maskz_compress_epi64(fits, half),
+            );
+            added += fits.count_ones() as usize;
+        }
+    }
+    added
+}
+
+/// [`extend_wide`] four tails at a time, the fitting ones moved to the register's front
+/// ([`compress_avx2`]) and the register stored whole; the last ones in plain Rust.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn extend_wide_avx2(free: &mut Free, [test, share]: Head, tests: &[u64], parts: &[u64]) -> usize {
+    use std::arch::x86_64::*;
+    let whole = tests.len() / 4 * 4;
+    let [t4, s4] = [test, share].map(|v| _mm256_set1_epi64x(v as i64));
+    let zero = _mm256_setzero_si256();
+    let mut added = 0;
+    for at in (0..whole).step_by(4) {
+        // SAFETY: `at + 4 <= whole`; the store writes four slots from `added <= at`, within
+        // `tests.len() + 8`.
+        unsafe {
+            let t = _mm256_loadu_si256(tests.as_ptr().add(at).cast());
+            let p = _mm256_loadu_si256(parts.as_ptr().add(at).cast());
+            let fits = _mm256_cmpeq_epi64(_mm256_and_si256(t4, t), zero);
+            let fits = _mm256_movemask_pd(_mm256_castsi256_pd(fits)) as usize;
+            let half = _mm256_add_epi64(s4, p);
+            _mm256_storeu_si256(
+                free.as_mut_ptr().add(added).cast(),
+                compress_avx2(half, fits),
+            );
+            added += fits.count_ones() as usize;
+        }
+    }
+    added
+        + extend_wide_portable(
+            &mut free[added..],
+            [test, share],
+            &tests[whole..],
+            &parts[whole..],
+        )
+}

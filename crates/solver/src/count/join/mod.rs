@@ -26,8 +26,8 @@
 //! within an allowance (`work.rs`); what they take per size is `count/need.rs`'s.
 //!
 //! Past n = 25, to 28, the join takes its wide path (`wide.rs`): tables would need 5.5 to
-//! 29 GiB there, so a key's halves are found by a search over its columns instead, in lists
-//! of bounded chunks, their words laid out wider (`word.rs`) for the same sieve.
+//! 29 GiB there, so each key makes its halves from bands of its own columns instead, in
+//! lists of bounded chunks, their words laid out wider (`word.rs`) for the same sieve.
 //!
 //! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
 //! The keys and the ranks of column sets live in `keys.rs`, the tables' build in
@@ -138,7 +138,7 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
 /// allocation fails. Tells the count's progress the table-building steps and the parts'
 /// steps in all, and each table-building step as it is done (all at once when another count
 /// built them; a turn-fixed part ticks its own steps as it runs). Each engine's lists for a
-/// key grow within the options' `work_bytes` (on the wide path at most 1.5 GiB); the tables
+/// key grow within the options' `work_bytes` (on the wide path at most 1.75 GiB); the tables
 /// keep the options' `hold` while they live.
 pub(super) fn parts(
     n: u32,

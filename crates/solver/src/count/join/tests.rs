@@ -730,7 +730,7 @@ fn wide_total(n: u32, chunk: usize, tier: Tier) -> u64 {
         .sum()
 }
 
-/// The wide path (n = 26 to 28: no tables, halves by a search, five-bit balances above
+/// The wide path (n = 26 to 28: no tables, halves from a key's own bands, five-bit balances above
 /// `2n - 2` bits of diagonals) run at small n, with its large-n layout, against A000170:
 /// in chunks large enough for a key's lists and in chunks of 8 and 100 words, which cut
 /// every key's lists into many chunk pairs (and the bottoms are made again for each chunk
@@ -840,7 +840,7 @@ fn solutions_within(n: u32, rows: &[u32], limit: usize) -> Vec<Vec<u32>> {
 /// Parts of n = 26, 27 and 28 on the wide path against a plain search: for two keys of each
 /// size (a third and two thirds along their list), the weighted pairs of the top halves
 /// whose first six rows are one placement and the bottom halves whose last six rows are one
-/// placement, as the wide path counts them (its search, words, mirror, sort and sieve, on
+/// placement, as the wide path counts them (its bands, words, mirror, sort and sieve, on
 /// every tier), against the solutions found by backtracking with those rows fixed and the
 /// others' columns restricted to the key's halves (and its middle queen); the placements
 /// taken from the key's first solutions, two parts with weighted solutions per key. And a

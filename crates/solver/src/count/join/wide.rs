@@ -1,18 +1,25 @@
-//! The join past the tables (n = 26 to 28, the wide path): no tables, a key's halves found
-//! by a search over its columns, a chunk at a time. There a band of seven rows has hundreds
-//! of millions of placements (n = 26: 632 M, n = 28: 1.28 G), so tables would take 5.5 to
-//! 29 GiB, and a key's lists reach tens of millions of words, so they are made and counted
-//! in chunks: the search over the top halves stops when its list is full and goes on from
-//! there for the next chunk; each chunk of tops meets each chunk of the bottom halves (kept
-//! whole when they fit one, made again per chunk of the tops when not), and the pairs of
-//! every chunk pair add up. The search takes about a quarter of a part's time (n = 26), the
-//! sieve the rest. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-bit
-//! balances above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
+//! The join past the tables (n = 26 to 28, the wide path): no tables, a key's halves made
+//! per key from two bands, a chunk at a time. There a band of seven rows has hundreds of
+//! millions of placements (n = 26: 632 M, n = 28: 1.28 G), so tables of every key's bands
+//! would take 5.5 to 29 GiB; a key's own bands are small (n = 28: a few million placements
+//! each), so each key lists them itself: the placements of a half's first rows (heads) and
+//! of its last rows (tails, placed as if no head were there), grouped by the columns a head
+//! takes, and a half is a head and a tail of one group whose test words share no bit (the
+//! head's diagonals on the tail's first row, the tail's queens' traced back to it). A key's
+//! lists reach tens of millions of words (n = 28: hundreds of millions), so they are made
+//! and counted in chunks: the top halves' list stops when full and goes on from there for
+//! the next chunk; each chunk of tops meets each chunk of the bottom halves (kept whole when
+//! they fit one, made again per chunk of the tops when not), and the pairs of every chunk
+//! pair add up. Making the halves takes about a tenth of a part's time (n = 27), the sieve
+//! the rest. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-bit balances
+//! above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
 //! Not here: the keys (`keys.rs`), the parts and their plumbing (`mod.rs`), the tables' path
-//! (`tables.rs`, `halves.rs`).
+//! (`tables.rs`, `halves.rs`), the kernel that joins a head with a group's tails
+//! (`kernels.rs`).
 
 use super::halves::sort_by_byte;
-use super::keys::Key;
+use super::kernels::extend_wide;
+use super::keys::{BINOMIAL, Key, rank};
 use super::memory::Allowance;
 use super::sieve::Sieve;
 use super::tables::Join;
@@ -23,64 +30,61 @@ use crate::pool::give_way;
 use crate::simd::Tier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Bytes an engine's lists may take on the wide path at most (1.5 GiB: the three lists of
-/// [`CHUNK`] words and the sieve's blocks, which took up to about 1.5 GiB per engine when
-/// nothing held them, n = 28; two engines and their process stay under 4 GiB).
-pub(crate) const ENGINE_BYTES: usize = 3 << 29;
+/// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
+/// [`CHUNK`] words, the key's bands, up to about 300 MiB at n = 28, and the sieve's blocks).
+/// At n = 28 an engine took about 1.5 GiB when nothing held it; held to 1.5 GiB, the sieve
+/// ran short of room so often that shard 100 of 2^22 took over four times as long. Two
+/// engines and their process stay under 3 GiB at n = 28 (measured), 3.6 GiB at most.
+pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 
 /// Words a wide key's list holds at most at once (2^24: 128 MiB): the top halves' chunk,
 /// the bottom halves' and the room to sort either, 384 MiB, and the sieve's blocks in what
 /// is left of an engine's allowance.
 pub(crate) const CHUNK: usize = 1 << 24;
 
-/// A half's search: the rows from `row` down to the half's last one, each queen on one of
-/// `free`'s columns (those of the key not yet taken) where the rows above leave it
-/// unattacked (`ld`, `rd` on this row), the balances summed in `balance`.
-#[derive(Clone, Copy, Default)]
-struct Placing {
-    row: u32,
-    free: u32,
-    ld: u32,
-    rd: u32,
-    balance: i32,
-}
-
-/// A search over a key's halves that stops when its list is full and goes on from there
-/// for the next chunk: per row, the placing so far and the columns still to try on it; and
-/// what it looks up on the way.
-struct Walk {
-    stack: [(Placing, u32); 16],
-    depth: usize,
+/// A key's halves on one set of columns, made of two bands: the placements of the half's
+/// first rows (the heads), in the order a search finds them, and of its last rows (the
+/// tails, placed as if no head were there), grouped by the columns they leave (a group is
+/// the set of columns a head takes), so that a half is a head and a tail of its group that
+/// fits it; and where the next halves come from ([`Join::fill`] goes on from there). Kept
+/// from key to key in an engine's [`Work`], its room within the engine's allowance.
+#[derive(Default)]
+pub(super) struct KeyBands {
+    /// Each head's test word (the diagonals it attacks on the tail's first row), its share
+    /// of the half's word and its group (the colex rank of its columns among the key's), in
+    /// threes.
+    heads: Vec<u64>,
+    /// Per group, where its tails start in `tail_tests` and `tail_parts`, and where they
+    /// end after the last.
+    tail_starts: Vec<u32>,
+    /// Each tail's test word: its queens' diagonals traced back to its first row.
+    tail_tests: Vec<u64>,
+    /// Each tail's share of the half's word (its balance biased).
+    tail_parts: Vec<u64>,
+    /// The head and the tail within its group's the next halves come from.
+    at: (usize, usize),
     /// Whether every half has been listed.
     done: bool,
-    /// Per row, the columns whose queen would attack the middle queen (none on even boards).
-    avoid: [u32; 16],
-    /// Per row and column, the square's balance ([`Join::balance`]).
+}
+
+/// What a band's search looks up: per row, the columns the band may take (all but where a
+/// test fixes them) less those whose queen would attack the middle queen, and each square's
+/// balance.
+struct Lookup {
+    open: [u32; 16],
     balances: [[i8; 32]; 16],
 }
 
-/// Where a half's search puts its words: the list, grown within the allowance up to `limit`
-/// words.
-struct Sink<'a> {
-    out: &'a mut Vec<u64>,
-    allowance: &'a mut Allowance,
-    limit: usize,
-}
-
-impl Sink<'_> {
-    /// Adds `word`; false (and nothing added) when the list may not grow.
-    #[inline(always)]
-    fn push(&mut self, word: u64) -> bool {
-        if self.out.len() == self.out.capacity() {
-            let (len, limit) = (self.out.len(), self.limit);
-            let more = len.clamp(1 << 12, 1 << 22).min(limit.saturating_sub(len));
-            if more == 0 || self.allowance.reserve(self.out, more).is_err() {
-                return false;
-            }
-        }
-        self.out.push(word);
-        true
-    }
+/// A band's search so far: the columns of the key not yet taken, the diagonals the queens
+/// attack on the next row, the same traced back to the band's first row (a tail's test
+/// word), the balances summed.
+#[derive(Clone, Copy)]
+struct Placing {
+    free: u32,
+    ld: u32,
+    rd: u32,
+    back: u64,
+    balance: i32,
 }
 
 impl Join {
@@ -94,11 +98,41 @@ impl Join {
 
     /// The fitting pairs of `key`'s halves on the wide path, its lists in `work` (see the
     /// module), each chunk pair's handed to `tally` as it is counted; `Cancelled` if
-    /// `cancel` is raised meanwhile, `OutOfMemory` if not one half fits what `work`'s
-    /// allowance has left.
+    /// `cancel` is raised meanwhile, `OutOfMemory` if the bands or not one half fit what
+    /// `work`'s allowance has left.
     pub(super) fn wide_pairs(
         &self,
         key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        let every = [!0; 16];
+        let [mut top, mut bottom] = std::mem::take(&mut work.bands);
+        let counted = self
+            .key_bands(&mut top, key.top, key.middle, &every, &mut work.allowance)
+            .and_then(|()| {
+                self.key_bands(
+                    &mut bottom,
+                    key.bottom,
+                    key.middle,
+                    &every,
+                    &mut work.allowance,
+                )
+            })
+            .and_then(|()| self.chunk_pairs(key, &mut top, &mut bottom, tier, cancel, work, tally));
+        work.bands = [top, bottom];
+        counted
+    }
+
+    /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module).
+    #[allow(clippy::too_many_arguments)]
+    fn chunk_pairs(
+        &self,
+        key: &Key,
+        top: &mut KeyBands,
+        bottom: &mut KeyBands,
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
@@ -111,6 +145,7 @@ impl Join {
             scratch,
             sieve,
             allowance,
+            ..
         } = work;
         let mut total = 0u64;
         // One chunk pair's pairs, added to the total and handed to `tally`.
@@ -125,9 +160,8 @@ impl Join {
         // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
         // took one chunk); otherwise they are made again for each chunk of tops.
         let mut whole = false;
-        let mut top = self.walk(key.top, key.middle);
         while !top.done {
-            self.fill(&mut top, tops, allowance, cancel)?;
+            self.fill(top, tops, allowance, cancel, tier)?;
             if tops.is_empty() {
                 continue;
             }
@@ -135,10 +169,10 @@ impl Join {
             if whole {
                 count(tops, bottoms, sieve, allowance)?;
             } else {
-                let mut bottom = self.walk(key.bottom, key.middle);
+                bottom.restart();
                 let mut first = true;
                 while !bottom.done {
-                    self.fill(&mut bottom, bottoms, allowance, cancel)?;
+                    self.fill(bottom, bottoms, allowance, cancel, tier)?;
                     whole = first && bottom.done;
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;
@@ -179,121 +213,231 @@ impl Join {
         }
     }
 
-    /// A walk over the halves on exactly `columns` at peace with the middle queen on
-    /// column `middle` (odd boards).
-    fn walk(&self, columns: u32, middle: Option<u32>) -> Walk {
-        let start = Placing {
-            row: 0,
-            free: columns,
-            ..Placing::default()
-        };
-        let mut walk = Walk {
-            stack: [(Placing::default(), 0); 16],
-            depth: 0,
-            done: false,
-            avoid: [0; 16],
+    /// Makes `bands` the two bands of the halves on exactly `columns` at peace with the
+    /// middle queen on column `middle` (odd boards), row `r`'s queen on a column of
+    /// `rows[r]`, grouped by the head's columns, their room grown within `allowance`.
+    fn key_bands(
+        &self,
+        bands: &mut KeyBands,
+        columns: u32,
+        middle: Option<u32>,
+        rows: &[u32; 16],
+        allowance: &mut Allowance,
+    ) -> Result<(), CountError> {
+        let mut lookup = Lookup {
+            open: [0; 16],
             balances: [[0; 32]; 16],
         };
         for row in 0..self.m {
+            let mut avoid = 0;
             if let Some(q) = middle {
                 let d = self.m - row;
                 let (left, right) = (q.checked_sub(d), q + d);
-                walk.avoid[row as usize] =
-                    left.map_or(0, |c| 1 << c) | ((1u64 << right) as u32 & self.full);
+                avoid = left.map_or(0, |c| 1 << c) | ((1u64 << right) as u32 & self.full);
             }
+            lookup.open[row as usize] = rows[row as usize] & !avoid;
             for column in 0..self.n {
-                walk.balances[row as usize][column as usize] = self.balance(row, column) as i8;
+                lookup.balances[row as usize][column as usize] = self.balance(row, column) as i8;
             }
         }
-        walk.stack[0] = (start, self.open(&walk, start));
-        walk
+        // A column's place among the key's: a head's group is the colex rank of its columns
+        // so numbered.
+        let mut place = [0u32; 32];
+        for column in 0..self.n {
+            place[column as usize] = (columns & ((1 << column) - 1)).count_ones();
+        }
+        let (h, m) = (self.head, self.m);
+        let group = |set: u32| {
+            let mut local = 0;
+            let mut rest = set;
+            while rest != 0 {
+                local |= 1 << place[rest.trailing_zeros() as usize];
+                rest &= rest - 1;
+            }
+            rank(local, h)
+        };
+        let groups = BINOMIAL[m as usize][h as usize] as usize;
+        bands.restart();
+        let start = Placing {
+            free: columns,
+            ld: 0,
+            rd: 0,
+            back: 0,
+            balance: 0,
+        };
+        let layout = Layout::wide(self.n);
+        // A placement's share of the half's word: its diagonals moved down to the row under
+        // the half (`shift` rows on), its balance plus `bias`.
+        let part = |p: &Placing, shift: u32, bias: i32| {
+            let (ld, rd) = ((p.ld << shift) & self.full, p.rd >> shift);
+            (u64::from(ld >> 1) | (u64::from(rd) << (self.n - 1)))
+                .wrapping_add(((p.balance + bias) as i64 as u64) << layout.balance)
+        };
+        // The heads in the order the search finds them, so that the halves of a chunk
+        // share their first rows as a search's would (which spares the sieve work when a
+        // key takes many chunks): counted, then listed.
+        let mut heads = 0;
+        self.band(&lookup, 0..h, start, &mut |_| heads += 1);
+        bands.heads.clear();
+        allowance.reserve(&mut bands.heads, 3 * heads)?;
+        self.band(&lookup, 0..h, start, &mut |p| {
+            let test = u64::from(p.ld) | (u64::from(p.rd) << self.n);
+            let group = group(columns ^ p.free) as u64;
+            bands.heads.extend([test, part(&p, m - h, 0), group]);
+        });
+        // The tails by the group of the columns they leave: counted, then put in place.
+        let starts = &mut bands.tail_starts;
+        starts.clear();
+        starts.resize(groups + 1, 0);
+        self.band(&lookup, h..m, start, &mut |p| {
+            starts[group(p.free) + 1] += 1
+        });
+        for g in 0..groups {
+            starts[g + 1] += starts[g];
+        }
+        let total = starts[groups] as usize;
+        let mut next = starts.clone();
+        for list in [&mut bands.tail_tests, &mut bands.tail_parts] {
+            list.clear();
+            allowance.reserve(list, total)?;
+            list.resize(total, 0);
+        }
+        self.band(&lookup, h..m, start, &mut |p| {
+            let slot = &mut next[group(p.free)];
+            let at = *slot as usize;
+            *slot += 1;
+            bands.tail_tests[at] = p.back;
+            bands.tail_parts[at] = part(&p, 0, layout.bias);
+        });
+        Ok(())
     }
 
-    /// The columns a queen of `p`'s row may take: free, unattacked, at peace with the
-    /// middle queen.
-    #[inline(always)]
-    fn open(&self, walk: &Walk, p: Placing) -> u32 {
-        p.free & !(p.ld | p.rd | walk.avoid[p.row as usize])
+    /// Hands `visit` every placement of the rows `rows` from `p` (its first row's queen
+    /// first), each queen on a free column `lookup` leaves open that the queens above in
+    /// the band do not attack.
+    fn band(
+        &self,
+        lookup: &Lookup,
+        rows: std::ops::Range<u32>,
+        p: Placing,
+        visit: &mut impl FnMut(Placing),
+    ) {
+        self.place(lookup, rows.start, rows.start, rows.end, p, visit)
     }
 
-    /// Fills `out` with the next halves of `walk` until it has `chunk` words or the
-    /// allowance gives no more room, or the walk is done; `OutOfMemory` if not one word found room,
-    /// `Cancelled` if `cancel` is raised meanwhile.
+    /// [`Join::band`] from row `row` on (the band's first row `first`, its end `end`).
+    fn place(
+        &self,
+        lookup: &Lookup,
+        first: u32,
+        row: u32,
+        end: u32,
+        p: Placing,
+        visit: &mut impl FnMut(Placing),
+    ) {
+        if row == end {
+            visit(p);
+            return;
+        }
+        let mut open = p.free & !(p.ld | p.rd) & lookup.open[row as usize & 15];
+        let k = row - first;
+        while open != 0 {
+            let bit = open & open.wrapping_neg();
+            open ^= bit;
+            let column = bit.trailing_zeros();
+            // Her diagonals traced back to the band's first row (those that leave the board
+            // there meet no queen above).
+            let left = column.checked_sub(k).map_or(0, |c| 1u64 << c);
+            let right = if column + k < self.n {
+                1u64 << (column + k + self.n)
+            } else {
+                0
+            };
+            let next = Placing {
+                free: p.free ^ bit,
+                ld: ((p.ld | bit) << 1) & self.full,
+                rd: (p.rd | bit) >> 1,
+                back: p.back | left | right,
+                balance: p.balance
+                    + i32::from(lookup.balances[row as usize & 15][column as usize & 31]),
+            };
+            self.place(lookup, first, row + 1, end, next, visit);
+        }
+    }
+
+    /// Fills `out` with the next halves of `bands` until it has `chunk` words or the
+    /// allowance gives no more room, or every half is listed; `OutOfMemory` if not one word
+    /// found room, `Cancelled` if `cancel` is raised meanwhile.
     fn fill(
         &self,
-        walk: &mut Walk,
+        bands: &mut KeyBands,
         out: &mut Vec<u64>,
         allowance: &mut Allowance,
         cancel: &AtomicBool,
+        tier: Tier,
     ) -> Result<(), CountError> {
         out.clear();
         if cancel.load(Ordering::Relaxed) {
             return Err(CountError::Cancelled);
         }
-        let mut sink = Sink {
-            out,
-            allowance,
-            limit: self.chunk,
-        };
-        self.search(walk, &mut sink);
-        if sink.out.is_empty() && !walk.done {
-            return Err(CountError::OutOfMemory {
-                bytes: (4096 * size_of::<u64>()) as u64,
-            });
+        let limit = self.chunk;
+        let heads = bands.heads.len() / 3;
+        let (mut h, mut t) = bands.at;
+        'heads: while h < heads {
+            let head = [bands.heads[3 * h], bands.heads[3 * h + 1]];
+            let group = bands.heads[3 * h + 2] as usize;
+            let tails = bands.tail_starts[group] as usize..bands.tail_starts[group + 1] as usize;
+            while tails.start + t < tails.end {
+                let room = limit - out.len();
+                let take = (tails.end - tails.start - t).min(room);
+                if take == 0 {
+                    break 'heads;
+                }
+                if out.capacity() - out.len() < take + 8 {
+                    let more = out.len().clamp(1 << 12, 1 << 22).max(take + 8);
+                    if allowance.reserve(out, more).is_err()
+                        && allowance.reserve(out, take + 8).is_err()
+                    {
+                        if out.is_empty() {
+                            return Err(CountError::OutOfMemory {
+                                bytes: ((take + 8) * size_of::<u64>()) as u64,
+                            });
+                        }
+                        break 'heads;
+                    }
+                }
+                let from = tails.start + t;
+                extend_wide(
+                    out,
+                    head,
+                    &bands.tail_tests[from..from + take],
+                    &bands.tail_parts[from..from + take],
+                    tier,
+                );
+                t += take;
+            }
+            t = 0;
+            h += 1;
         }
+        bands.at = (h, t);
+        bands.done = h == heads;
         give_way();
         Ok(())
     }
+}
 
-    /// `p` with the queen of its row on the column `bit` (which the caller found open).
-    #[inline(always)]
-    fn step(&self, walk: &Walk, p: Placing, bit: u32) -> Placing {
-        let column = bit.trailing_zeros() as usize;
-        Placing {
-            row: p.row + 1,
-            free: p.free ^ bit,
-            ld: ((p.ld | bit) << 1) & self.full,
-            rd: (p.rd | bit) >> 1,
-            balance: p.balance + i32::from(walk.balances[p.row as usize & 15][column & 31]),
-        }
+impl KeyBands {
+    /// Lists its halves again from the first.
+    fn restart(&mut self) {
+        self.at = (0, 0);
+        self.done = false;
     }
 
-    /// Puts into `sink` the word of each half `walk` finds from where it stood, until the
-    /// sink is full (the walk then stands on the half that found no room) or the walk is
-    /// done, as [`Layout::wide`] lays it out: the left-going field without its column 0
-    /// from bit 0, the right-going one from bit `n - 1`, the balance biased above them.
-    fn search(&self, walk: &mut Walk, sink: &mut Sink<'_>) {
-        let layout = Layout::wide(self.n);
-        let (last, right) = (self.m, self.n - 1);
-        let mut depth = walk.depth;
-        loop {
-            let (p, open) = walk.stack[depth];
-            if open == 0 {
-                if depth == 0 {
-                    walk.done = true;
-                    break;
-                }
-                depth -= 1;
-                continue;
-            }
-            let bit = open & open.wrapping_neg();
-            let next = self.step(walk, p, bit);
-            if next.row == last {
-                let field = (next.balance + layout.bias) as u64;
-                let word = u64::from(next.ld >> 1)
-                    | (u64::from(next.rd) << right)
-                    | (field << layout.balance);
-                if !sink.push(word) {
-                    break;
-                }
-                walk.stack[depth].1 = open ^ bit;
-            } else {
-                walk.stack[depth].1 = open ^ bit;
-                depth += 1;
-                walk.stack[depth & 15] = (next, self.open(walk, next));
-            }
-        }
-        walk.depth = depth;
+    /// Bytes its bands hold room for now.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> usize {
+        let words = self.heads.capacity() + self.tail_tests.capacity() + self.tail_parts.capacity();
+        words * size_of::<u64>()
     }
 }
 
@@ -301,7 +445,7 @@ impl Join {
 impl Join {
     /// The fitting pairs of `key`'s top halves whose first rows hold the columns `top` and
     /// bottom halves whose last rows (from the board's last up) hold `bottom`, as the wide
-    /// path counts them (the same search, words, mirror, sort and sieve), in `tier`; for
+    /// path counts them (the same bands, words, mirror, sort and sieve), in `tier`; for
     /// tests that check a part of a large board against a search.
     pub(super) fn wide_pairs_from(
         &self,
@@ -312,39 +456,49 @@ impl Join {
     ) -> Result<u64, CountError> {
         let layout = Layout::wide(self.n);
         let mut work = Work::new(usize::MAX);
-        let lists = [(key.top, top), (key.bottom, bottom)];
-        for ((columns, rows), out) in lists.into_iter().zip([&mut work.tops, &mut work.bottoms]) {
-            // The walk from the placing of `rows`, if they are at peace (with each other
-            // and the middle queen).
-            let mut walk = self.walk(columns, key.middle);
-            let mut p = Some(walk.stack[0].0);
-            for &column in rows {
-                let bit = 1 << column;
-                p = p
-                    .filter(|&p| self.open(&walk, p) & bit != 0)
-                    .map(|p| self.step(&walk, p, bit));
+        let fixed = |columns: &[u32]| {
+            let mut rows = [!0u32; 16];
+            for (row, &column) in columns.iter().enumerate() {
+                rows[row] = 1 << column;
             }
-            let Some(p) = p else {
-                continue;
-            };
-            walk.stack[0] = (p, self.open(&walk, p));
-            let mut sink = Sink {
-                out,
-                allowance: &mut work.allowance,
-                limit: usize::MAX,
-            };
-            self.search(&mut walk, &mut sink);
+            rows
+        };
+        let mut lists = [Vec::new(), Vec::new()];
+        for ((columns, rows), out) in [(key.top, top), (key.bottom, bottom)]
+            .into_iter()
+            .zip(&mut lists)
+        {
+            let mut bands = KeyBands::default();
+            self.key_bands(
+                &mut bands,
+                columns,
+                key.middle,
+                &fixed(rows),
+                &mut work.allowance,
+            )?;
+            let join = Join::wide(self.n, usize::MAX);
+            while !bands.done {
+                let mut chunk = Vec::new();
+                join.fill(
+                    &mut bands,
+                    &mut chunk,
+                    &mut work.allowance,
+                    &AtomicBool::new(false),
+                    tier,
+                )?;
+                out.extend_from_slice(&chunk);
+            }
         }
+        let [mut tops, mut bottoms] = lists;
         let Work {
-            tops,
-            bottoms,
             scratch,
             sieve,
             allowance,
+            ..
         } = &mut work;
-        self.ready_bottoms(bottoms, scratch, allowance)?;
-        sort_by_byte(tops, layout.balance, scratch, allowance)?;
+        self.ready_bottoms(&mut bottoms, scratch, allowance)?;
+        sort_by_byte(&mut tops, layout.balance, scratch, allowance)?;
         sieve.reset(self.middle_balance(key), tier, layout);
-        Ok(sieve.count(tops, bottoms, 0, &AtomicBool::new(false), allowance))
+        Ok(sieve.count(&tops, &bottoms, 0, &AtomicBool::new(false), allowance))
     }
 }

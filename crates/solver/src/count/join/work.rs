@@ -7,6 +7,7 @@
 
 use super::memory::Allowance;
 use super::sieve::Sieve;
+use super::wide::KeyBands;
 use crate::simd::Tier;
 use crate::sync::lock;
 use std::sync::Mutex;
@@ -21,6 +22,8 @@ pub(super) struct Work {
     pub(super) scratch: Vec<u64>,
     /// The pair counter and its blocks.
     pub(super) sieve: Sieve,
+    /// On the wide path, the bands of the key's top and bottom halves.
+    pub(super) bands: [KeyBands; 2],
     /// What the lists above may still grow by.
     pub(super) allowance: Allowance,
 }
@@ -33,6 +36,7 @@ impl Work {
             bottoms: Vec::new(),
             scratch: Vec::new(),
             sieve: Sieve::new(0, Tier::PORTABLE),
+            bands: Default::default(),
             allowance: Allowance::new(bytes),
         }
     }
@@ -43,6 +47,7 @@ impl Work {
         size_of::<u64>()
             * (self.tops.capacity() + self.bottoms.capacity() + self.scratch.capacity())
             + self.sieve.bytes()
+            + self.bands.iter().map(KeyBands::bytes).sum::<usize>()
     }
 }
 
