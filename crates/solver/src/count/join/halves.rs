@@ -46,8 +46,7 @@ impl Join {
         if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists
             // first; the sieve makes do with what is left.
-            work.sieve.release(&mut work.allowance);
-            work.allowance.release(&mut work.scratch);
+            work.give_back_spare();
             self.both_halves(key, tier, work)?;
         }
         self.sieve_pairs(key, tier, cancel, work)

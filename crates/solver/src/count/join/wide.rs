@@ -31,10 +31,11 @@ use crate::simd::Tier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
-/// [`CHUNK`] words, the key's bands, up to about 300 MiB at n = 28, and the sieve's blocks).
+/// [`CHUNK`] words, the key's bands, up to about 360 MiB at n = 28, and the sieve's blocks).
 /// At n = 28 an engine took about 1.5 GiB when nothing held it; held to 1.5 GiB, the sieve
 /// ran short of room so often that shard 100 of 2^22 took over four times as long. Two
-/// engines and their process stay under 3 GiB at n = 28 (measured), 3.6 GiB at most.
+/// engines and their process took up to 3.35 GiB at n = 28 (measured); the allowances
+/// bound them at 3.5 GiB besides the keys and the process.
 pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 
 /// Words a wide key's list holds at most at once (2^24: 128 MiB): the top halves' chunk,
@@ -110,17 +111,24 @@ impl Join {
     ) -> Result<u64, CountError> {
         let every = [!0; 16];
         let [mut top, mut bottom] = std::mem::take(&mut work.bands);
-        let counted = self
-            .key_bands(&mut top, key.top, key.middle, &every, &mut work.allowance)
-            .and_then(|()| {
-                self.key_bands(
-                    &mut bottom,
-                    key.bottom,
-                    key.middle,
-                    &every,
-                    &mut work.allowance,
-                )
-            })
+        let mut bands = |work: &mut Work| {
+            self.key_bands(&mut top, key.top, key.middle, &every, &mut work.allowance)?;
+            self.key_bands(
+                &mut bottom,
+                key.bottom,
+                key.middle,
+                &every,
+                &mut work.allowance,
+            )
+        };
+        let mut made = bands(work);
+        if made.is_err() {
+            // The room the sieve and the sort kept from other keys goes to this one's bands
+            // first; the lists and the sieve make do with what is left.
+            work.give_back_spare();
+            made = bands(work);
+        }
+        let counted = made
             .and_then(|()| self.chunk_pairs(key, &mut top, &mut bottom, tier, cancel, work, tally));
         work.bands = [top, bottom];
         counted

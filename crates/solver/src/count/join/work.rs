@@ -41,6 +41,13 @@ impl Work {
         }
     }
 
+    /// Gives back the room the sieve and the sort kept from other keys, so that a key's
+    /// lists (and on the wide path its bands) may take it first.
+    pub(super) fn give_back_spare(&mut self) {
+        self.sieve.release(&mut self.allowance);
+        self.allowance.release(&mut self.scratch);
+    }
+
     /// Bytes its lists hold room for now.
     #[cfg(test)]
     pub(super) fn bytes(&self) -> usize {
