@@ -8,6 +8,7 @@ use super::keys::{Key, subsets};
 use super::memory::Allowance;
 use super::sieve::{SAMPLE, Sieve, density, leaf};
 use super::tables::{Join, build_steps};
+use super::wide::KeyBands;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
 use super::work::Work;
 use super::{Kind, MAX, Part, parts};
@@ -784,6 +785,53 @@ fn wide_keys_count_what_the_tables_count() {
             assert_eq!(searched, from_tables, "n = {n}, {key:?}");
         }
     }
+}
+
+/// On the wide path, a key whose bands do not fit what its engine's allowance has left (the
+/// sieve and the sort kept room from an earlier key) takes that room back and counts right,
+/// within the allowance: each key is counted alone first with all the room it wants, then
+/// the key with the largest bands after each key with smaller lists, in an allowance of what
+/// the former took alone.
+#[test]
+fn a_wide_keys_bands_take_back_the_room_the_sieve_kept() {
+    let (n, tier, cancel) = (17, tier(), AtomicBool::new(false));
+    let join = Join::wide(n, super::wide::CHUNK);
+    let band_bytes = |work: &Work| work.bands.iter().map(KeyBands::bytes).sum::<usize>();
+    let list_bytes = |work: &Work| 8 * (work.tops.capacity() + work.bottoms.capacity());
+    // Per key: its pairs, its bands' bytes, its lists' bytes and all of its bytes.
+    let alone: Vec<(Key, u64, usize, usize, usize)> = Join::keys(n)
+        .into_iter()
+        .step_by(5)
+        .map(|key| {
+            let mut work = Work::new(usize::MAX);
+            let pairs = join.pairs(&key, tier, &cancel, &mut work).unwrap();
+            let bytes = (band_bytes(&work), list_bytes(&work), work.bytes());
+            (key, pairs, bytes.0, bytes.1, bytes.2)
+        })
+        .collect();
+    let &(second, pairs, bands, lists, limit) = alone.iter().max_by_key(|a| a.2).unwrap();
+    let mut retried = 0;
+    for &(first, first_pairs, _, first_lists, _) in &alone {
+        if first_lists > lists {
+            continue;
+        }
+        let mut work = Work::new(limit);
+        assert_eq!(
+            join.pairs(&first, tier, &cancel, &mut work),
+            Ok(first_pairs)
+        );
+        // Whether the second key's bands find room without what the first key's sieve and
+        // sort kept.
+        if work.bytes() + bands.saturating_sub(band_bytes(&work)) <= limit {
+            continue;
+        }
+        let got = join.pairs(&second, tier, &cancel, &mut work);
+        assert_eq!(got, Ok(pairs), "{second:?} after {first:?}");
+        assert!(work.bytes() <= limit, "{} > {limit}", work.bytes());
+        retried += 1;
+    }
+    assert!(retried > 0, "no key left too little room for the bands");
+    eprintln!("{retried} of {} keys left too little room", alone.len());
 }
 
 /// The key of size `n` at `place` in the list of keys.
