@@ -6,6 +6,7 @@
 use super::kernels::extend;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
+use super::sieve::{Piece, densest};
 use super::tables::Join;
 use super::word::{BALANCE_SHIFT, Layout, mirror_masks, right_field};
 use super::work::Work;
@@ -26,22 +27,24 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
-        self.pairs_tallied(key, tier, cancel, work, &mut |_| ())
+        self.pairs_tallied(key, Piece::Whole, tier, cancel, work, &mut |_| ())
     }
 
     /// [`Join::pairs`], handing `tally` the pairs of each chunk pair as it is counted on the
     /// wide path (a key of n = 28 takes minutes), so that they show in progress; the tables'
-    /// path (a key in under a second) hands on nothing.
+    /// path (a key in under a second) hands on nothing; only `piece`'s pairs.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn pairs_tallied(
         &self,
         key: &Key,
+        piece: Piece,
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
         if self.chunk > 0 {
-            return self.wide_pairs(key, tier, cancel, work, tally);
+            return self.wide_pairs(key, piece, tier, cancel, work, tally);
         }
         if self.both_halves(key, tier, work).is_err() {
             // The room the sieve and the sort kept from other keys goes to this one's lists
@@ -49,7 +52,7 @@ impl Join {
             work.give_back_spare();
             self.both_halves(key, tier, work)?;
         }
-        self.sieve_pairs(key, tier, cancel, work)
+        self.sieve_pairs(key, piece, tier, cancel, work)
     }
 
     /// Fills `work`'s two lists with `key`'s top and bottom halves ([`Join::halves`]).
@@ -83,14 +86,15 @@ impl Join {
         allowance.reserve(tops, tails.len() + 8)?;
         extend(tops, &head, tails, self.spares(key.middle), self.tail, tier);
         self.halves(key.bottom, key.middle, tier, bottoms, allowance)?;
-        self.sieve_pairs(key, tier, &AtomicBool::new(false), work)
+        self.sieve_pairs(key, Piece::Whole, tier, &AtomicBool::new(false), work)
     }
 
     /// The fitting pairs of the top halves and bottom halves in `work` (both as top halves'
-    /// words): the bottoms mirrored, both sorted by balance and sieved.
+    /// words): the bottoms mirrored, both sorted by balance, cut to `piece`'s and sieved.
     fn sieve_pairs(
         &self,
         key: &Key,
+        piece: Piece,
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
@@ -116,6 +120,12 @@ impl Join {
         // Both lists in order of balance; the splits keep that order.
         sort_by_byte(tops, BALANCE_SHIFT, scratch, allowance)?;
         sort_by_byte(bottoms, BALANCE_SHIFT + 8, scratch, allowance)?;
+        if piece != Piece::Whole {
+            // The lists are whole here, so the cut's bit is the sieve's own first one.
+            let bit = densest(tops, bottoms, Layout::NARROW, tier).unwrap_or(0);
+            piece.keep_tops(bit, tops);
+            piece.keep_bottoms(bit, bottoms);
+        }
         sieve.reset(self.middle_balance(key), tier, Layout::NARROW);
         let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
         if cancel.load(Ordering::Relaxed) {

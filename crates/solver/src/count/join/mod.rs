@@ -63,6 +63,7 @@ pub(crate) use self::wide::ENGINE_BYTES;
 use self::fixed::{ticks, turn_fixed_from};
 use self::keys::Key;
 use self::shared::{Tables, with_tables};
+use self::sieve::Piece;
 use self::tables::{Join, build_steps};
 use self::work::Works;
 use super::board::Tally;
@@ -124,9 +125,26 @@ pub(super) fn keys_held(n: u32, shard: Shard) -> usize {
     }
 }
 
-/// Bytes of a count's list of `keys` keys as parts (the keys listed, then made parts).
+/// Bytes of a count's list of `keys` keys as parts (the keys listed, then made parts; a
+/// shard of fewer keys than [`PIECES_PER_ENGINE`] per engine makes one part more per key,
+/// at most that many per engine).
 pub(super) fn key_list_bytes(keys: usize) -> u64 {
     (keys * (size_of::<Key>() + size_of::<Part>())) as u64
+}
+
+/// A shard that holds fewer keys than this per engine cuts each key in two [`Piece`]s, so
+/// that a second engine has work while the first counts the last key (n = 26 in 2^20
+/// parts: one to three keys each).
+const PIECES_PER_ENGINE: usize = 2;
+
+/// The pieces each of `keys` keys is counted in on `threads` engines: both sides of a cut
+/// when they are fewer than [`PIECES_PER_ENGINE`] per engine, else the whole key.
+fn pieces(keys: usize, threads: usize) -> &'static [Piece] {
+    if threads > 1 && keys < PIECES_PER_ENGINE * threads {
+        &[Piece::With, Piece::Without]
+    } else {
+        &[Piece::Whole]
+    }
 }
 
 /// Count's subproblems for `shard` of a plain board of size `n`, handed to `then`: of the
@@ -165,10 +183,11 @@ pub(super) fn parts(
     Join::shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
+    let pieces = pieces(keys.len(), options.threads);
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned = build + turns.len() as u64 * (1 + ticks(n)) + keys.len() as u64;
+    let planned = build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len()) as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let turns: Vec<Part> = turns
         .into_iter()
@@ -187,16 +206,18 @@ pub(super) fn parts(
     let (recount, recounts) = (options.recount, progress.clone());
     let made = move |tables: Arc<Tables>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
-        if parts.try_reserve_exact(keys.len()).is_err() {
+        if parts.try_reserve_exact(keys.len() * pieces.len()).is_err() {
             return Err(out_of_memory);
         }
-        let keys = keys.into_iter().map(|key| {
+        for key in keys {
             let check = recount
                 .filter(|&r| chosen(&key, r))
                 .map(|_| (other_tier(tier), recounts.clone()));
-            Part(Kind::Key(tables.clone(), key, tier, works.clone(), check))
-        });
-        parts.extend(keys);
+            for &piece in pieces {
+                let (tables, works, check) = (tables.clone(), works.clone(), check.clone());
+                parts.push(Part(Kind::Key(tables, key, piece, tier, works, check)));
+            }
+        }
         Ok(parts)
     };
     let wanted = Wanted {
@@ -267,12 +288,14 @@ enum Kind {
     /// row's queen on this column, as fixed points for the classes (half + 2 × quarter);
     /// the count's progress, which it ticks as it goes.
     Turns(u32, Arc<Progress>),
-    /// One key's solutions: its weighted pairs times the key's weight, the pair tests in
-    /// this CPU's tier, its lists taken from the count's engines' ones; when the key is
-    /// recounted, the other tier and the progress that counts the recounts.
+    /// One key's solutions, or a piece's of them: its weighted pairs times the key's
+    /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
+    /// ones; when the key is recounted, the other tier and the progress that counts the
+    /// recounts (a key cut in pieces counts there once, with its first).
     Key(
         Arc<Tables>,
         Key,
+        Piece,
         Tier,
         Arc<Works>,
         Option<(Tier, Arc<Progress>)>,
@@ -301,12 +324,14 @@ fn other_tier(tier: Tier) -> Tier {
     }
 }
 
-/// A key's weighted pairs, counted in `tier` and, when `check` names another tier, again
-/// in that one: `Recounted` if the two differ. The first count hands `tally` its pairs as
-/// it finds them (`Join::pairs_tallied`).
+/// A key's weighted pairs (`piece`'s of them), counted in `tier` and, when `check` names
+/// another tier, again in that one: `Recounted` if the two differ. The first count hands
+/// `tally` its pairs as it finds them (`Join::pairs_tallied`).
+#[allow(clippy::too_many_arguments)]
 fn key_pairs(
     tables: &Tables,
     key: &Key,
+    piece: Piece,
     tier: Tier,
     check: Option<Tier>,
     cancel: &AtomicBool,
@@ -317,7 +342,7 @@ fn key_pairs(
     let mut count = |tier, tally: &mut dyn FnMut(u64)| {
         tables
             .join
-            .pairs_tallied(key, tier, cancel, &mut work, tally)
+            .pairs_tallied(key, piece, tier, cancel, &mut work, tally)
     };
     let counted = count(tier, tally).and_then(|pairs| {
         let Some(other) = check else {
@@ -389,10 +414,12 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, tier, works, check) => {
+            Kind::Key(tables, key, piece, tier, works, check) => {
                 let other = check.as_ref().map(|(other, _)| *other);
-                let pairs = key_pairs(tables, key, *tier, other, cancel, works, tally)?;
-                if let Some((_, progress)) = check {
+                let pairs = key_pairs(tables, key, *piece, *tier, other, cancel, works, tally)?;
+                if let Some((_, progress)) = check
+                    && *piece != Piece::Without
+                {
                     progress.recounted.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok(Partial {

@@ -2,7 +2,8 @@
 //! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair and
 //! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
 //! partitions and pair tests, and GFNI bit sampling where the AVX-512 tier has it; AVX2
-//! partitions and pair tests). The words come from `halves.rs`, their layout from `word.rs`.
+//! partitions and pair tests); and a key's count cut in two [`Piece`]s on the sieve's first
+//! bit, so that two engines can share a key. The words come from `halves.rs`, their layout from `word.rs`.
 
 use super::memory::Allowance;
 use super::word::Layout;
@@ -54,10 +55,45 @@ macro_rules! by_tier {
     };
 }
 
+/// Which of a key's pairs a part counts: all of them, or one side of a cut on one bit of
+/// the half words (chosen from the key's halves alone, [`densest`]): the pairs whose top
+/// half has the bit, against the bottom halves that lack it, or those whose top half lacks
+/// it, against all. The two sides add up to the key's count (a pair whose halves both have
+/// the bit cannot fit), as the two sides of the sieve's first split do, so a key cut in two
+/// costs its two engines the sieve's work once, and its halves' making twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Piece {
+    /// Every pair.
+    Whole,
+    /// The pairs whose top half has the cut's bit.
+    With,
+    /// The pairs whose top half lacks it.
+    Without,
+}
+
+impl Piece {
+    /// Keeps of `tops` the words this side of a cut on `bit` pairs, in their order.
+    pub(super) fn keep_tops(self, bit: u64, tops: &mut Vec<u64>) {
+        match self {
+            Piece::Whole => {}
+            Piece::With => tops.retain(|&x| x & bit != 0),
+            Piece::Without => tops.retain(|&x| x & bit == 0),
+        }
+    }
+
+    /// Keeps of `bottoms` (mirrored onto the tops' bits) the words this side of a cut on
+    /// `bit` pairs, in their order.
+    pub(super) fn keep_bottoms(self, bit: u64, bottoms: &mut Vec<u64>) {
+        if self == Piece::With {
+            bottoms.retain(|&y| y & bit == 0);
+        }
+    }
+}
+
 /// The bit to split two blocks on: the one that most pairs of a spread sample of each
 /// share (those pairs cannot fit), or `None` if no sampled pair shares a diagonal; sampled
 /// in `tier`.
-fn densest(xs: &[u64], ys: &[u64], layout: Layout, tier: Tier) -> Option<u64> {
+pub(super) fn densest(xs: &[u64], ys: &[u64], layout: Layout, tier: Tier) -> Option<u64> {
     let below = layout.diagonals();
     let (a, b) = (density(xs, below, tier), density(ys, below, tier));
     let product = |bit: usize| u32::from(a[bit]) * u32::from(b[bit]);

@@ -6,7 +6,7 @@ use super::super::{CountOptions, Progress, Recount};
 use super::fixed::turn_fixed_from;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
-use super::sieve::{SAMPLE, Sieve, density, leaf};
+use super::sieve::{Piece, SAMPLE, Sieve, density, leaf};
 use super::tables::{Join, build_steps};
 use super::wide::KeyBands;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
@@ -177,6 +177,104 @@ fn counts_of_one_size_share_the_tables_and_an_empty_shard_builds_none() {
         "no building steps"
     );
     assert!(!super::shared::alive(17), "no tables built");
+}
+
+/// A key's two pieces add up to its count on the tables' path and on the wide path, each
+/// piece's lists in chunks of any size (the cut's bit does not depend on them: the pieces
+/// are counted in different chunks here); and for keys with many pairs the cut shares them
+/// out rather than leaving them to one side.
+#[test]
+fn a_keys_two_pieces_add_up_to_the_key_on_both_paths() {
+    let (tier, cancel) = (tier(), AtomicBool::new(false));
+    let joins = [
+        (16, Join::new(16, &cancel, &|| {}).unwrap(), None),
+        (17, Join::new(17, &cancel, &|| {}).unwrap(), None),
+        (
+            16,
+            Join::wide(16, 100),
+            Some(Join::wide(16, super::wide::CHUNK)),
+        ),
+        (
+            17,
+            Join::wide(17, super::wide::CHUNK),
+            Some(Join::wide(17, 1 << 10)),
+        ),
+    ];
+    for (n, join, other) in &joins {
+        let other = other.as_ref().unwrap_or(join);
+        let mut work = Work::new(usize::MAX);
+        let mut shared = 0;
+        for key in Join::keys(*n).iter().step_by(53) {
+            let mut count = |join: &Join, piece| {
+                join.pairs_tallied(key, piece, tier, &cancel, &mut work, &mut |_| ())
+                    .unwrap()
+            };
+            let whole = count(join, Piece::Whole);
+            let (with, without) = (count(join, Piece::With), count(other, Piece::Without));
+            assert_eq!(with + without, whole, "n = {n}, {key:?}");
+            if whole > 1000 {
+                assert!(
+                    with > 0 && without > 0,
+                    "n = {n}, {key:?}: {with} + {without}"
+                );
+                shared += 1;
+            }
+        }
+        assert!(shared > 0, "n = {n}: no key with many pairs");
+    }
+}
+
+/// A shard with fewer keys than two per engine cuts each in two pieces, one part each, so
+/// that another engine has work; on one engine, or with keys enough, it does not; and the
+/// count is the same either way.
+#[test]
+fn a_shard_of_few_keys_cuts_them_in_two_for_another_engine() {
+    let n = 16;
+    let one = Shard {
+        index: n + 100,
+        count: 1 << 20,
+    };
+    let three = Shard {
+        index: n + 100,
+        count: (Join::key_count(n) as u32 + n) / 3 + 1,
+    };
+    assert_eq!(super::keys_held(n, one), 1);
+    assert_eq!(super::keys_held(n, three), 3);
+    let pieces = |shard: Shard, threads| -> Vec<Piece> {
+        let options = CountOptions {
+            threads,
+            ..CountOptions::default()
+        };
+        let parts = parts_now(n, shard, &options).unwrap();
+        parts
+            .iter()
+            .filter_map(|part| match &part.0 {
+                Kind::Key(_, _, piece, ..) => Some(*piece),
+                Kind::Turns(..) => None,
+            })
+            .collect()
+    };
+    assert_eq!(pieces(one, 1), [Piece::Whole]);
+    assert_eq!(pieces(one, 2), [Piece::With, Piece::Without]);
+    assert_eq!(pieces(three, 2), [Piece::With, Piece::Without].repeat(3));
+    assert_eq!(pieces(three, 1), [Piece::Whole; 3]);
+    let count = |shard: Shard, threads: usize| {
+        let pool = Pool::new(threads);
+        let options = CountOptions {
+            threads,
+            ..CountOptions::default()
+        };
+        let problem = crate::Problem::new(n, &[], false, shard).unwrap();
+        wait(|done| crate::count(&problem, options, &pool, done))
+            .unwrap()
+            .unwrap()
+    };
+    for shard in [one, three] {
+        let alone = count(shard, 1);
+        assert!(alone.solutions > 0);
+        assert_eq!(count(shard, 2), alone, "{shard:?}");
+        assert_eq!(count(shard, 4), alone, "{shard:?}");
+    }
 }
 
 /// How many keys a shard holds agrees with the keys it is given, and the count of keys

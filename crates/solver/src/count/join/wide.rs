@@ -21,7 +21,7 @@ use super::halves::sort_by_byte;
 use super::kernels::extend_wide;
 use super::keys::{BINOMIAL, Key, rank};
 use super::memory::Allowance;
-use super::sieve::Sieve;
+use super::sieve::{Piece, Sieve, densest};
 use super::tables::Join;
 use super::word::{Layout, wide_mirror};
 use super::work::Work;
@@ -42,6 +42,10 @@ pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 /// the bottom halves' and the room to sort either, 384 MiB, and the sieve's blocks in what
 /// is left of an engine's allowance.
 pub(crate) const CHUNK: usize = 1 << 24;
+
+/// Halves of each list a key's cut in pieces takes its bit from ([`Join::cut_bit`]): the
+/// first ones its bands make, the same whatever the chunks and the engine's room.
+const CUT_SAMPLE: usize = 1 << 12;
 
 /// A key's halves on one set of columns, made of two bands: the placements of the half's
 /// first rows (the heads), in the order a search finds them, and of its last rows (the
@@ -97,13 +101,14 @@ impl Join {
         join
     }
 
-    /// The fitting pairs of `key`'s halves on the wide path, its lists in `work` (see the
-    /// module), each chunk pair's handed to `tally` as it is counted; `Cancelled` if
-    /// `cancel` is raised meanwhile, `OutOfMemory` if the bands or not one half fit what
-    /// `work`'s allowance has left.
+    /// The fitting pairs of `key`'s halves on the wide path (`piece`'s of them), its lists in
+    /// `work` (see the module), each chunk pair's handed to `tally` as it is counted;
+    /// `Cancelled` if `cancel` is raised meanwhile, `OutOfMemory` if the bands or not one
+    /// half fit what `work`'s allowance has left.
     pub(super) fn wide_pairs(
         &self,
         key: &Key,
+        piece: Piece,
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
@@ -129,18 +134,61 @@ impl Join {
             made = bands(work);
         }
         let counted = made
-            .and_then(|()| self.chunk_pairs(key, &mut top, &mut bottom, tier, cancel, work, tally));
+            .and_then(|()| match piece {
+                Piece::Whole => Ok(0),
+                _ => self.cut_bit(&mut top, &mut bottom, tier, cancel, work),
+            })
+            .and_then(|bit| {
+                let (top, bottom, cut) = (&mut top, &mut bottom, (piece, bit));
+                self.chunk_pairs(key, top, bottom, cut, tier, cancel, work, tally)
+            });
         work.bands = [top, bottom];
         counted
     }
 
-    /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module).
+    /// The bit a key's cut in pieces is on: the one [`densest`] picks from the first
+    /// [`CUT_SAMPLE`] halves of `top` and of `bottom` (then listed again from the first),
+    /// the same for every piece whatever its engine's room; `OutOfMemory` if not all of
+    /// those find room.
+    fn cut_bit(
+        &self,
+        top: &mut KeyBands,
+        bottom: &mut KeyBands,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+    ) -> Result<u64, CountError> {
+        let sampler = Join::wide(self.n, CUT_SAMPLE);
+        let Work {
+            tops,
+            bottoms,
+            scratch,
+            allowance,
+            ..
+        } = work;
+        for (bands, list) in [(&mut *top, &mut *tops), (&mut *bottom, &mut *bottoms)] {
+            bands.restart();
+            sampler.fill(bands, list, allowance, cancel, tier)?;
+            if list.len() < CUT_SAMPLE && !bands.done {
+                return Err(CountError::OutOfMemory {
+                    bytes: (CUT_SAMPLE * size_of::<u64>()) as u64,
+                });
+            }
+            bands.restart();
+        }
+        self.ready_bottoms(bottoms, scratch, allowance)?;
+        Ok(densest(tops, bottoms, Layout::wide(self.n), tier).unwrap_or(0))
+    }
+
+    /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module), of
+    /// them only those this side of the cut `(piece, bit)` ([`Piece`]).
     #[allow(clippy::too_many_arguments)]
     fn chunk_pairs(
         &self,
         key: &Key,
         top: &mut KeyBands,
         bottom: &mut KeyBands,
+        (piece, bit): (Piece, u64),
         tier: Tier,
         cancel: &AtomicBool,
         work: &mut Work,
@@ -174,6 +222,7 @@ impl Join {
                 continue;
             }
             sort_by_byte(tops, layout.balance, scratch, allowance)?;
+            piece.keep_tops(bit, tops);
             if whole {
                 count(tops, bottoms, sieve, allowance)?;
             } else {
@@ -184,6 +233,7 @@ impl Join {
                     whole = first && bottom.done;
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;
+                    piece.keep_bottoms(bit, bottoms);
                     count(tops, bottoms, sieve, allowance)?;
                 }
             }
