@@ -224,11 +224,11 @@ fn a_keys_two_pieces_add_up_to_the_key_on_both_paths() {
     }
 }
 
-/// A shard with fewer keys than two per engine cuts each in two pieces, one part each, so
-/// that another engine has work; on one engine, or with keys enough, it does not; and the
-/// count is the same either way.
+/// A shard with fewer keys than engines cuts each in two pieces, one part each, so that an
+/// engine that would have no key has work; on one engine, or with a key per engine, it
+/// does not; and the count is the same either way.
 #[test]
-fn a_shard_of_few_keys_cuts_them_in_two_for_another_engine() {
+fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
     let n = 16;
     let one = Shard {
         index: n + 100,
@@ -255,8 +255,10 @@ fn a_shard_of_few_keys_cuts_them_in_two_for_another_engine() {
             .collect()
     };
     assert_eq!(pieces(one, 1), [Piece::Whole]);
-    assert_eq!(pieces(one, 2), [Piece::With, Piece::Without]);
-    assert_eq!(pieces(three, 2), [Piece::With, Piece::Without].repeat(3));
+    assert_eq!(pieces(one, 2), [Piece::Without, Piece::With]);
+    let sides = [[Piece::Without; 3], [Piece::With; 3]].concat();
+    assert_eq!(pieces(three, 4), sides);
+    assert_eq!(pieces(three, 3), [Piece::Whole; 3]);
     assert_eq!(pieces(three, 1), [Piece::Whole; 3]);
     let count = |shard: Shard, threads: usize| {
         let pool = Pool::new(threads);
