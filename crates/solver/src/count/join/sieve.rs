@@ -3,7 +3,8 @@
 //! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
 //! partitions and pair tests, and GFNI bit sampling where the AVX-512 tier has it; AVX2
 //! partitions and pair tests); and a key's count cut in two [`Piece`]s on the sieve's first
-//! bit, so that two engines can share a key. The words come from `halves.rs`, their layout from `word.rs`.
+//! bit, so that two engines can share a key. The words come from `halves.rs`, their layout
+//! from `word.rs`.
 
 use super::memory::Allowance;
 use super::word::Layout;
