@@ -46,12 +46,8 @@ impl Join {
         if self.chunk > 0 {
             return self.wide_pairs(key, piece, tier, cancel, work, tally);
         }
-        if self.both_halves(key, tier, work).is_err() {
-            // The room the sieve and the sort kept from other keys goes to this one's lists
-            // first; the sieve makes do with what is left.
-            work.give_back_spare();
-            self.both_halves(key, tier, work)?;
-        }
+        // The sieve makes do with whatever room the lists leave.
+        work.with_spare_room(|work| self.both_halves(key, tier, work))?;
         self.sieve_pairs(key, piece, tier, cancel, work)
     }
 

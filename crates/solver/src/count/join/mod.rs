@@ -137,7 +137,7 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
 /// else the whole key. A cut costs its key's halves made twice: on shards of one key of
 /// n = 26 on 2 engines, 0.65 times the wall time at 1.03 to 1.10 times the CPU time; with
 /// three keys on two engines it took 0.82 times the wall time at 1.04 times the CPU, and
-/// with two or three keys that already kept both busy 1.05 times the wall at 1.08 times the
+/// with two or three keys that already kept both busy 1.06 times the wall at 1.08 times the
 /// CPU, so only an engine with nothing at all gets a piece.
 fn pieces(keys: usize, threads: usize) -> &'static [Piece] {
     if keys < threads {
@@ -293,7 +293,7 @@ enum Kind {
     /// One key's solutions, or a piece's of them: its weighted pairs times the key's
     /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
     /// ones; when the key is recounted, the other tier and the progress that counts the
-    /// recounts (a key cut in pieces counts there once, with its first).
+    /// recounts (a key cut in pieces counts there once, with its side that has the bit).
     Key(
         Arc<Tables>,
         Key,

@@ -126,14 +126,9 @@ impl Join {
                 &mut work.allowance,
             )
         };
-        let mut made = bands(work);
-        if made.is_err() {
-            // The room the sieve and the sort kept from other keys goes to this one's bands
-            // first; the lists and the sieve make do with what is left.
-            work.give_back_spare();
-            made = bands(work);
-        }
-        let counted = made
+        // The lists and the sieve make do with whatever room the bands leave.
+        let counted = work
+            .with_spare_room(&mut bands)
             .and_then(|()| match piece {
                 Piece::Whole => Ok(0),
                 _ => self.cut_bit(&mut top, &mut bottom, tier, cancel, work),

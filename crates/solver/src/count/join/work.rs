@@ -8,6 +8,7 @@
 use super::memory::Allowance;
 use super::sieve::Sieve;
 use super::wide::KeyBands;
+use crate::counts::CountError;
 use crate::simd::Tier;
 use crate::sync::lock;
 use std::sync::Mutex;
@@ -41,11 +42,18 @@ impl Work {
         }
     }
 
-    /// Gives back the room the sieve and the sort kept from other keys, so that a key's
-    /// lists (and on the wide path its bands) may take it first.
-    pub(super) fn give_back_spare(&mut self) {
-        self.sieve.release(&mut self.allowance);
-        self.allowance.release(&mut self.scratch);
+    /// Runs `make` (which fills a key's lists, or on the wide path its bands); where it
+    /// found no room, gives back the room the sieve and the sort kept from other keys, so
+    /// that the key may take it first, and runs it once more.
+    pub(super) fn with_spare_room<T>(
+        &mut self,
+        mut make: impl FnMut(&mut Work) -> Result<T, CountError>,
+    ) -> Result<T, CountError> {
+        make(self).or_else(|_| {
+            self.sieve.release(&mut self.allowance);
+            self.allowance.release(&mut self.scratch);
+            make(self)
+        })
     }
 
     /// Bytes its lists hold room for now.
