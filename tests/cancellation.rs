@@ -184,8 +184,8 @@ async fn leaving_a_count_progress_stream_stops_the_count() {
     assert_goes_idle(server.pid(), "after the progress stream was dropped").await;
 }
 
-/// CountProgress on the join's largest board with tables (n = 24: they take seconds to
-/// build) and on the first board past the join (n = 29, the border constellations, whose
+/// CountProgress on a board of the join's tables (n = 24: they take seconds to build)
+/// and on the first board past the join (n = 29, the border constellations, whose
 /// subproblems take minutes): from the first second on, every second brings an update whose
 /// `subproblems_done` or `solutions` has moved; leaving the stream then stops the server's
 /// CPU.

@@ -26,7 +26,7 @@
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
 //! - `count/`: the counting path ([`count`]): border constellations weighted by symmetry,
-//!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 on
+//!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 to 28
 //!   by joining half boards.
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).
 //! - `naive.rs`: the naive oracle every engine is tested against (tests, and the `testing`

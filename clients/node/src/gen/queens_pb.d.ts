@@ -264,7 +264,7 @@ export declare type CountResponse = Message<"queens.v1.CountResponse"> & {
    * Solutions of this part that a half turn maps to themselves plus twice those
    * a quarter turn maps to themselves; present exactly on the parts of a count
    * whose symmetry classes are not their own (a shard of a whole plain board
-   * counted by joining halves: no fixed queens, n = 16 to 25), where
+   * counted by joining halves: no fixed queens, n = 16 to 28), where
    * `fundamental` is absent; over all parts of one count,
    * (sum of solutions + sum of turn_fixed) / 8 is the whole's fundamental.
    *
@@ -295,7 +295,7 @@ export declare type CountUpdate = Message<"queens.v1.CountUpdate"> & {
   /**
    * Symmetry classes found so far; present only when no queens were fixed, and
    * absent where CountResponse.fundamental is (a shard with turn_fixed). Whole boards
-   * counted by joining half boards (n = 16 to 25) know their classes only at the
+   * counted by joining half boards (n = 16 to 28) know their classes only at the
    * end: 0 until the last message.
    *
    * @generated from field: optional uint64 fundamental = 2;
@@ -304,9 +304,10 @@ export declare type CountUpdate = Message<"queens.v1.CountUpdate"> & {
 
   /**
    * Subproblems of the count finished so far (for a count that joins half boards,
-   * the steps of building its tables come first, and each turn-fixed part counts n
-   * steps more, one per column of its second row: progress moves while they run).
-   * Where one subproblem takes long (n >= 25), solutions move while it runs.
+   * the steps of building its tables, up to n = 25, come first, and each turn-fixed
+   * part counts n steps more, one per column of its second row: progress moves
+   * while they run). Where one subproblem takes long (n >= 25), solutions move
+   * while it runs.
    *
    * @generated from field: uint64 subproblems_done = 3;
    */

@@ -51,7 +51,7 @@ class CountResult:
     #: Symmetry classes among them; None when queens were fixed, or on a shard whose
     #: classes are not its own (then turn_fixed is set).
     fundamental: int | None
-    #: Set exactly where fundamental is None on a shard of a plain board (n = 16 to 25):
+    #: Set exactly where fundamental is None on a shard of a plain board (n = 16 to 28):
     #: over all shards, (sum of solutions + sum of turn_fixed) / 8 is the whole's classes.
     turn_fixed: int | None
 

@@ -12,9 +12,9 @@ const MIB: u64 = 1 << 20;
 
 /// Bytes a count off the join takes at most beyond the process (its subproblems' list and
 /// its engines' lanes): measured as peak RSS of `queens count N --local` on one core against
-/// the process alone, n = 15 whole, shards of n = 25 and 27, fixed queens at n = 20 and 28:
-/// 0.1-3.5 MiB; 8 MiB leaves room for the largest lists of fixed-queen splits (32,768
-/// subproblems).
+/// the process alone, n = 15 whole, shards of n = 25 and 27 (then off the join), fixed
+/// queens at n = 20 and 28: 0.1-3.5 MiB; 8 MiB leaves room for the largest lists of
+/// fixed-queen splits (32,768 subproblems).
 const OFF_JOIN: u64 = 8 * MIB;
 
 /// Peak bytes of the join's tables while they are built, by n from 16 on: the levels the

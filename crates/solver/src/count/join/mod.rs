@@ -1,4 +1,4 @@
-//! Count's path for plain boards from n = 16 on, whole or in shards: solutions counted by
+//! Count's path for plain boards from n = 16 to 28, whole or in shards: solutions counted by
 //! joining half boards instead of searching whole ones. The top half's placements are listed
 //! per set of columns, and the solutions are the pairs of a top half and a bottom half (the
 //! mirror image of another top half) on complementary columns whose diagonals do not meet.

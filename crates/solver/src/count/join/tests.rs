@@ -744,15 +744,15 @@ fn key_of_25(place: usize) -> Key {
     Join::shard_keys(25, 0, shard)[0]
 }
 
-/// A part of n = 25, the largest board the join takes, against a plain search: for keys of
-/// three middle queens (left of the centre and on it), the weighted pairs of the top halves
-/// of one head placement and every bottom half of the key, as the join counts them (the
-/// tails' table, the half words' kernels, the bottoms' mirroring, the sort and the sieve's
-/// weights, on every tier), against the same solutions found by backtracking with the rows'
-/// columns restricted to the head's, the key's and the middle queen's; and the whole of the
-/// first key (its middle queen on column 0 leaves it a few hundred solutions). A whole key
-/// nearer the centre has up to hundreds of millions, too many for a test's search: those
-/// are `whole_keys_of_25_match_a_search`'s, run by hand.
+/// A part of n = 25, the largest board the join's tables take, against a plain search: for
+/// keys of three middle queens (left of the centre and on it), the weighted pairs of the
+/// top halves of one head placement and every bottom half of the key, as the join counts
+/// them (the tails' table, the half words' kernels, the bottoms' mirroring, the sort and
+/// the sieve's weights, on every tier), against the same solutions found by backtracking
+/// with the rows' columns restricted to the head's, the key's and the middle queen's; and
+/// the whole of the first key (its middle queen on column 0 leaves it a few hundred
+/// solutions). A whole key nearer the centre has up to hundreds of millions, too many for a
+/// test's search: those are `whole_keys_of_25_match_a_search`'s, run by hand.
 #[test]
 fn heads_of_keys_of_25_match_a_search() {
     let n = 25u32;
