@@ -19,7 +19,7 @@
 //! # Unsafe style for target-feature code
 //! Every kernel compiled for a tier is a safe `fn` with `#[target_feature(enable = ...)]`
 //! (never an `unsafe fn`), its feature list a subset of what [`Tier::detect`] checks for
-//! its tier: `avx512f,avx512cd,popcnt` for `Avx512` (plus
+//! its tier: `avx512f,avx512cd,bmi2,popcnt` for `Avx512` (plus
 //! `avx512bw,avx512vbmi,avx512bitalg,gfni` where [`Tier::gfni`] says so), and
 //! `avx2,bmi1,bmi2,lzcnt,popcnt` for `Avx2`. Such a function calls another whose features
 //! are a subset of its own without `unsafe`. Calling one from code without those features
@@ -261,7 +261,7 @@ fn has_avx512_gfni() -> bool {
 
 /// Whether this CPU has every feature the AVX-512 tier's kernels are compiled with.
 fn has_avx512() -> bool {
-    has_x86_features!("avx512f", "avx512cd", "popcnt")
+    has_x86_features!("avx512f", "avx512cd", "bmi2", "popcnt")
 }
 
 /// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.

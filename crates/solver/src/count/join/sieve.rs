@@ -14,11 +14,17 @@ use crate::simd::{Tier, TierKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when
-/// `x * y < SPLIT * (x + y)`: a split passes over both blocks to spare a share of their
-/// pairs, which pays only while the pairs outnumber the words by enough (n = 22, three
-/// shards of 1/16,000 of the keys, one thread: 96 to 256 cost the same within noise, 64
-/// and below more).
+/// `x * y < split * (x + y)`, `split` this in the AVX2 and portable tiers: a split passes
+/// over both blocks to spare a share of their pairs, which pays only while the pairs
+/// outnumber the words by enough (n = 22, three shards of 1/16,000 of the keys, one thread:
+/// 96 to 256 cost the same within noise, 64 and below more).
 const SPLIT: usize = 128;
+
+/// [`SPLIT`] in the AVX-512 tier, whose pair tests of narrowed words
+/// ([`Sieve::weighted_narrow_avx512`]) take half the instructions (n = 25, shard 100 of
+/// 65,536, 2 threads, CPU seconds: 128 33.1-33.9, 192 32.6-33.3, 256 32.6-33.9, 320
+/// 34.0-35.0, 384 34.9, 512 37.9).
+const SPLIT_AVX512: usize = 256;
 
 /// Splits shallower than this poll for cancellation and give way to other pool jobs
 /// ([`give_way`]): a key of n = 24 takes about a second, and its first levels of splits cut
@@ -37,8 +43,17 @@ const SHRINK: usize = 1 << 20;
 /// Slots a block keeps beyond its words: the SIMD partitions store whole registers.
 const REGISTER: usize = 8;
 
-/// Words of each block whose bits choose its split (a spread sample).
+/// Words of each block whose bits choose its split (a spread sample), for blocks shorter
+/// than [`LONG_BLOCK`].
 pub(super) const SAMPLE: usize = 32;
+
+/// Words sampled of blocks of at least [`LONG_BLOCK`] words, whose split decides more of
+/// the work below it (n = 25, shard 100 of 65,536: 2-3% less CPU than 32 words; 64 from
+/// 1,024 words, or 248 from 4,096, the same as this).
+pub(super) const LONG_SAMPLE: usize = 128;
+
+/// Blocks of at least this many words sample [`LONG_SAMPLE`] words.
+pub(super) const LONG_BLOCK: usize = 4096;
 
 /// `tier`'s arm of the three: `$avx512` or `$avx2` in an `unsafe` block (each calls a
 /// kernel compiled for its tier), else `$portable`.
@@ -106,21 +121,30 @@ pub(super) fn densest(xs: &[u64], ys: &[u64], layout: Layout, tier: Tier) -> Opt
 /// (at most [`SAMPLE`]) have it; with GFNI and AVX-512 byte instructions where `tier` has
 /// them ([`Tier::gfni`]: the AVX-512 tier only), else in plain Rust.
 pub(super) fn density(words: &[u64], below: u64, tier: Tier) -> [u8; 64] {
-    let step = (words.len() / SAMPLE).max(1);
-    let mut sample = [0u64; SAMPLE];
-    for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)) {
+    let size = if words.len() >= LONG_BLOCK {
+        LONG_SAMPLE
+    } else {
+        SAMPLE
+    };
+    let step = (words.len() / size).max(1);
+    // Zeros beyond the words sampled count nothing; GFNI takes eight words at a time.
+    let mut sample = [0u64; LONG_SAMPLE];
+    let mut taken = 0usize;
+    for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)).take(size) {
         *slot = word & below;
+        taken += 1;
     }
+    let sample = &sample[..taken.next_multiple_of(8)];
     #[cfg(target_arch = "x86_64")]
     if tier.gfni() {
         // SAFETY: a `Tier` whose `gfni` is set proves the CPU has these features (see
         // `simd.rs`).
-        return unsafe { density_gfni(&sample) };
+        return unsafe { density_gfni(sample) };
     }
     let _ = tier;
-    // Byte k of `sums[j]` counts the words with bit 8j + k (at most SAMPLE, no carries).
+    // Byte k of `sums[j]` counts the words with bit 8j + k (at most LONG_SAMPLE, no carries).
     let mut sums = [0u64; 8];
-    for word in sample {
+    for &word in sample {
         for (j, sum) in sums.iter_mut().enumerate() {
             *sum += SPREAD[((word >> (8 * j)) & 0xff) as usize];
         }
@@ -151,7 +175,8 @@ static SPREAD: [u64; 256] = {
 /// byte holds one bit of each word, and the bytes' bits counted.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni")]
-fn density_gfni(sample: &[u64; SAMPLE]) -> [u8; 64] {
+fn density_gfni(sample: &[u64]) -> [u8; 64] {
+    debug_assert!(sample.len().is_multiple_of(8) && sample.len() <= LONG_SAMPLE);
     use std::arch::x86_64::*;
     // Byte 8j + w of the result is byte j of word w.
     let order: [u8; 64] = std::array::from_fn(|p| ((p % 8) * 8 + p / 8) as u8);
@@ -251,7 +276,12 @@ impl Sieve {
             }
             give_way();
         }
-        if xs.len() * ys.len() < SPLIT * (xs.len() + ys.len()) {
+        let split = if self.tier.kind() == TierKind::Avx512 {
+            SPLIT_AVX512
+        } else {
+            SPLIT
+        };
+        if xs.len() * ys.len() < split * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
         }
         let Some(bit) = densest(xs, ys, self.layout, self.tier) else {
@@ -345,19 +375,91 @@ impl Sieve {
     /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
     /// bottoms that make the sum zero count once and those that make it positive twice.
     fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if self.tier.kind() == TierKind::Avx512 && narrows(xs, ys) {
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+            if let Some(count) = unsafe { self.weighted_narrow_avx512(xs, ys) } {
+                return count;
+            }
+        }
         // The tables' layout with its fields' places as constants (the common case, and the
         // one measured against the build before the wide path), else the one in hand.
         const NARROW: Layout = Layout::NARROW;
+        let tier = self.tier;
+        let leaf = |xs: &[u64], ys: &[u64]| leaf(xs, ys, tier);
         if self.layout == NARROW {
-            self.weighted_in(NARROW, xs, ys)
+            self.runs(NARROW, xs, ys, leaf)
         } else {
-            self.weighted_in(self.layout, xs, ys)
+            self.runs(self.layout, xs, ys, leaf)
         }
     }
 
-    /// [`Sieve::weighted`] for words laid out as `layout` says.
+    /// [`Sieve::weighted_narrow_avx512`]'s count where this sieve's tier narrows `xs` and
+    /// `ys`, else `None`.
+    #[cfg(test)]
+    pub(super) fn weighted_narrowed(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if self.tier.kind() == TierKind::Avx512 && narrows(xs, ys) {
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+            return unsafe { self.weighted_narrow_avx512(xs, ys) };
+        }
+        let _ = (xs, ys);
+        None
+    }
+
+    /// [`Sieve::weighted`] on words narrowed to 32 bits, sixteen pairs per instruction, if
+    /// no more than 32 bits of the blocks can meet (those both blocks have somewhere: below
+    /// the sieve's first splits most of a word's bits are decided on one side), else
+    /// `None`. Each word keeps those bits (`pext`), so a pair meets in the narrow words
+    /// exactly where it meets in the whole ones.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,bmi2,popcnt")]
+    fn weighted_narrow_avx512(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
+        use std::arch::x86_64::_pext_u64;
+        use std::mem::MaybeUninit;
+        let meet = xs.iter().fold(0, |or, &x| or | x) & ys.iter().fold(0, |or, &y| or | y);
+        if meet.count_ones() > 32 {
+            return None;
+        }
+        // Not zeroed: only the slots written below are read.
+        let mut narrow = [const { MaybeUninit::<u32>::uninit() }; NARROWED];
+        let (narrow_x, narrow_y) = narrow.split_at_mut(xs.len());
+        for (slot, &word) in narrow_x.iter_mut().zip(xs) {
+            slot.write(_pext_u64(word, meet) as u32);
+        }
+        for (slot, &word) in narrow_y.iter_mut().zip(ys) {
+            slot.write(_pext_u64(word, meet) as u32);
+        }
+        // SAFETY: `narrows` bounds the two blocks' words by `NARROWED`, and the first
+        // `xs.len() + ys.len()` slots were written just now.
+        let narrow: &[u32] =
+            unsafe { &*(&raw const narrow[..xs.len() + ys.len()] as *const [u32]) };
+        let (narrow_xs, narrow_ys) = narrow.split_at(xs.len());
+        let base = (xs.as_ptr() as usize, ys.as_ptr() as usize);
+        Some(
+            self.runs(self.layout, xs, ys, |run: &[u64], bottoms: &[u64]| {
+                // The same words of the narrow blocks as `run` and `bottoms` are of the whole.
+                let at = (run.as_ptr() as usize - base.0) / size_of::<u64>();
+                let from = (bottoms.as_ptr() as usize - base.1) / size_of::<u64>();
+                leaf32_avx512(
+                    &narrow_xs[at..at + run.len()],
+                    &narrow_ys[from..from + bottoms.len()],
+                )
+            }),
+        )
+    }
+
+    /// The weighted pairs of `xs` and `ys` laid out as `layout` says, per run of tops of one
+    /// balance: `leaf`'s disjoint pairs of the run and the bottoms that make the sum zero
+    /// once, and of those that make it positive twice.
     #[inline(always)]
-    fn weighted_in(&self, layout: Layout, xs: &[u64], ys: &[u64]) -> u64 {
+    fn runs(
+        &self,
+        layout: Layout,
+        xs: &[u64],
+        ys: &[u64],
+        mut leaf: impl FnMut(&[u64], &[u64]) -> u64,
+    ) -> u64 {
         let (top, bottom) = (|x| layout.top(x), |y| layout.bottom(y));
         let mut total = 0;
         let mut rest = xs;
@@ -370,11 +472,26 @@ impl Sieve {
             let positive = ys.partition_point(|&y| bottom(y) <= zero);
             let (block, ys_even, ys_positive) =
                 (&rest[..run], &ys[even..positive], &ys[positive..]);
-            total += leaf(block, ys_even, self.tier) + 2 * leaf(block, ys_positive, self.tier);
+            total += leaf(block, ys_even) + 2 * leaf(block, ys_positive);
             rest = &rest[run..];
         }
         total
     }
+}
+
+/// Most words two blocks may have in all to be narrowed to 32 bits for their pair tests
+/// (their narrow words are kept on the stack: 32 KiB).
+const NARROWED: usize = 8192;
+
+/// Two blocks of `x` and `y` words are narrowed for their pair tests only when
+/// `x * y >= NARROW_PAIRS * (x + y)`, so that the pass that narrows them pays (n = 25, shard
+/// 100 of 65,536: 8, 16 and 32 the same within 1%).
+const NARROW_PAIRS: usize = 32;
+
+/// Whether two blocks are narrowed for their pair tests, where the AVX-512 tier can: when
+/// they fit [`NARROWED`] and have [`NARROW_PAIRS`] pairs per word.
+fn narrows(xs: &[u64], ys: &[u64]) -> bool {
+    xs.len() + ys.len() <= NARROWED && xs.len() * ys.len() >= NARROW_PAIRS * (xs.len() + ys.len())
 }
 
 /// How many words of `words` have `bit`.
@@ -793,4 +910,49 @@ fn leaf_avx512(xs: &[u64], ys: &[u64]) -> u64 {
         _mm512_add_epi64(acc[2], acc[3]),
     );
     _mm512_reduce_add_epi64(sum) as u64
+}
+
+/// [`leaf_avx512`] for words narrowed to 32 bits: sixteen pairs per instruction, four words
+/// of `xs` at a time against sixteen of `ys`, then the last words of `xs` one at a time; the
+/// last words of `ys` in a masked load.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn leaf32_avx512(xs: &[u32], ys: &[u32]) -> u64 {
+    use std::arch::x86_64::*;
+    let whole = ys.len() / 16 * 16;
+    let last = ((1u32 << (ys.len() - whole)) - 1) as u16;
+    let one = _mm512_set1_epi32(1);
+    // SAFETY: `at + 16 <= whole <= ys.len()` at every call, so the 64 bytes read lie in `ys`.
+    let load = |at: usize| unsafe { _mm512_loadu_si512(ys.as_ptr().add(at).cast()) };
+    // SAFETY: the masked load reads only the `ys.len() - whole` words left after `whole`.
+    let rest = unsafe { _mm512_maskz_loadu_epi32(last, ys.as_ptr().add(whole).cast()) };
+    // A lane counts at most one pair per word of `xs` and pass: no overflow below 2^32.
+    let mut acc = [_mm512_setzero_si512(); 4];
+    let mut groups = xs.chunks_exact(4);
+    for group in &mut groups {
+        let x: [__m512i; 4] = std::array::from_fn(|k| _mm512_set1_epi32(group[k] as i32));
+        for at in (0..whole).step_by(16) {
+            let y = load(at);
+            for k in 0..4 {
+                let fits = _mm512_testn_epi32_mask(x[k], y);
+                acc[k] = _mm512_mask_add_epi32(acc[k], fits, acc[k], one);
+            }
+        }
+        for k in 0..4 {
+            let fits = _mm512_mask_testn_epi32_mask(last, x[k], rest);
+            acc[k] = _mm512_mask_add_epi32(acc[k], fits, acc[k], one);
+        }
+    }
+    for &x in groups.remainder() {
+        let x = _mm512_set1_epi32(x as i32);
+        for at in (0..whole).step_by(16) {
+            let fits = _mm512_testn_epi32_mask(x, load(at));
+            acc[0] = _mm512_mask_add_epi32(acc[0], fits, acc[0], one);
+        }
+        let fits = _mm512_mask_testn_epi32_mask(last, x, rest);
+        acc[0] = _mm512_mask_add_epi32(acc[0], fits, acc[0], one);
+    }
+    acc.iter()
+        .map(|&a| _mm512_reduce_add_epi32(a) as u32 as u64)
+        .sum()
 }

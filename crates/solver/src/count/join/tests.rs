@@ -6,7 +6,7 @@ use super::super::{CountOptions, Progress, Recount};
 use super::fixed::turn_fixed_from;
 use super::keys::{Key, subsets};
 use super::memory::Allowance;
-use super::sieve::{Piece, SAMPLE, Sieve, density, leaf};
+use super::sieve::{LONG_BLOCK, LONG_SAMPLE, Piece, SAMPLE, Sieve, density, leaf};
 use super::tables::{Join, build_steps};
 use super::wide::KeyBands;
 use super::word::{BALANCE_SHIFT, BAND_BIAS};
@@ -16,7 +16,7 @@ use crate::Shard;
 use crate::counts::CountError;
 use crate::oeis::{A000170, A002562};
 use crate::pool::{Pool, wait};
-use crate::simd::{Tier, tier, tiers_to_test};
+use crate::simd::{Tier, TierKind, tier, tiers_to_test};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -402,7 +402,7 @@ fn a_shards_keys_are_its_places_in_the_whole_list() {
 fn the_sampled_bit_counts_match_on_every_tier() {
     let tiers = tiers_to_test("the_sampled_bit_counts_match_on_every_tier");
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    for len in [1usize, 7, 31, 32, 33, 100, 1000] {
+    for len in [1usize, 7, 31, 32, 33, 100, 1000, 4095, 4096, 5000, 100_000] {
         let words: Vec<u64> = (0..len)
             .map(|_| {
                 state ^= state << 13;
@@ -411,9 +411,14 @@ fn the_sampled_bit_counts_match_on_every_tier() {
                 state
             })
             .collect();
-        let step = (len / SAMPLE).max(1);
+        let size = if len >= LONG_BLOCK {
+            LONG_SAMPLE
+        } else {
+            SAMPLE
+        };
+        let step = (len / size).max(1);
         let mut expected = [0u8; 64];
-        for &word in words.iter().step_by(step).take(SAMPLE) {
+        for &word in words.iter().step_by(step).take(size) {
             for (bit, count) in expected.iter_mut().enumerate().take(BALANCE_SHIFT as usize) {
                 *count += u8::from(word >> bit & 1 == 1);
             }
@@ -431,67 +436,84 @@ fn the_sampled_bit_counts_match_on_every_tier() {
 #[test]
 fn the_blocks_count_disjoint_pairs_like_the_definition() {
     // Random words with random balances, every tier, the weighted sieve against the
-    // definition.
+    // definition: words of 40 bits, and words of 30 bits spread up to bit 39, which the
+    // AVX-512 tier narrows to 32 bits for its pair tests (a narrowing that kept only the
+    // low 32 bits would miss bits 32 to 39).
     let tiers = tiers_to_test("the_blocks_count_disjoint_pairs_like_the_definition");
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
-    let mut word = |shift: u32| {
-        let bits = next();
-        let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
-        (bits & (bits >> 3) & (bits >> 6) & 0xff_ffff_ffff) | (balance << shift)
-    };
-    let mut xs: Vec<u64> = (0..517).map(|_| word(BALANCE_SHIFT)).collect();
-    let mut ys: Vec<u64> = (0..389).map(|_| word(BALANCE_SHIFT + 8)).collect();
-    let disjoint = xs
-        .iter()
-        .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
-        .sum::<u64>();
-    assert!(disjoint > 0);
-    for &tier in &tiers {
-        assert_eq!(leaf(&xs, &ys, tier), disjoint, "{}", tier.name());
-    }
-    xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
-    ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
-    for middle in [-1, 0, 1] {
-        let weight = |x: u64, y: u64| {
-            let sum = ((x >> BALANCE_SHIFT) & 0xff) as i32 + (y >> (BALANCE_SHIFT + 8)) as i32
-                - 4 * BAND_BIAS
-                + middle;
-            u64::from(sum >= 0) + u64::from(sum > 0)
+    let spread: u64 = (0..40)
+        .filter(|bit| bit % 8 != 3 && bit % 8 != 6)
+        .map(|bit| 1 << bit)
+        .sum();
+    assert_eq!(spread.count_ones(), 30);
+    for (field, narrowed) in [(0xff_ffff_ffffu64, false), (spread, true)] {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
         };
-        let expected = xs
+        // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
+        let mut word = |shift: u32| {
+            let bits = next();
+            let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+            (bits & (bits >> 3) & (bits >> 6) & field) | (balance << shift)
+        };
+        // Long enough that every tier splits them before its pair tests.
+        let mut xs: Vec<u64> = (0..1517).map(|_| word(BALANCE_SHIFT)).collect();
+        let mut ys: Vec<u64> = (0..1389).map(|_| word(BALANCE_SHIFT + 8)).collect();
+        let disjoint = xs
             .iter()
-            .map(|&x| {
-                ys.iter()
-                    .filter(|&&y| x & y == 0)
-                    .map(|&y| weight(x, y))
-                    .sum::<u64>()
-            })
+            .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
             .sum::<u64>();
-        assert!(expected > 0);
+        assert!(disjoint > 0);
         for &tier in &tiers {
-            // With all the room it wants, with too little for some splits, and with none
-            // (every block counted in halves down to pair tests): the same count.
-            for room in [usize::MAX, 8 * (xs.len() + ys.len()), 0] {
-                let mut allowance = Allowance::new(room);
-                assert_eq!(
-                    Sieve::new(middle, tier).count(
-                        &xs,
-                        &ys,
-                        0,
-                        &AtomicBool::new(false),
-                        &mut allowance
-                    ),
-                    expected,
-                    "{}, {middle}, room {room}",
-                    tier.name()
-                );
+            assert_eq!(leaf(&xs, &ys, tier), disjoint, "{}", tier.name());
+        }
+        xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+        ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+        for middle in [-1, 0, 1] {
+            let weight = |x: u64, y: u64| {
+                let sum = ((x >> BALANCE_SHIFT) & 0xff) as i32 + (y >> (BALANCE_SHIFT + 8)) as i32
+                    - 4 * BAND_BIAS
+                    + middle;
+                u64::from(sum >= 0) + u64::from(sum > 0)
+            };
+            let expected = xs
+                .iter()
+                .map(|&x| {
+                    ys.iter()
+                        .filter(|&&y| x & y == 0)
+                        .map(|&y| weight(x, y))
+                        .sum::<u64>()
+                })
+                .sum::<u64>();
+            assert!(expected > 0);
+            for &tier in &tiers {
+                // The blocks' pair tests on narrowed words, where the tier narrows them.
+                let narrow = Sieve::new(middle, tier).weighted_narrowed(&xs, &ys);
+                if tier.kind() == TierKind::Avx512 {
+                    assert_eq!(narrow, narrowed.then_some(expected), "{middle}");
+                } else {
+                    assert_eq!(narrow, None, "{}", tier.name());
+                }
+                // With all the room it wants, with too little for some splits, and with
+                // none (every block counted in halves down to pair tests): the same count.
+                for room in [usize::MAX, 8 * (xs.len() + ys.len()), 0] {
+                    let mut allowance = Allowance::new(room);
+                    assert_eq!(
+                        Sieve::new(middle, tier).count(
+                            &xs,
+                            &ys,
+                            0,
+                            &AtomicBool::new(false),
+                            &mut allowance
+                        ),
+                        expected,
+                        "{}, {middle}, room {room}",
+                        tier.name()
+                    );
+                }
             }
         }
     }
