@@ -41,8 +41,8 @@ pub enum TierKind {
     /// AVX2, BMI1, BMI2, LZCNT, POPCNT: the portable loops compiled for them, and the join's
     /// AVX2 kernels.
     Avx2,
-    /// AVX-512F and AVX-512CD (and POPCNT, which every such CPU has): lanes written out in
-    /// 512-bit registers.
+    /// AVX-512F and AVX-512CD (and POPCNT and BMI2, which every such CPU has): lanes written
+    /// out in 512-bit registers.
     Avx512,
 }
 
@@ -84,6 +84,10 @@ pub struct Tier {
     /// `Avx512` only: whether this CPU also has the AVX-512 byte, VBMI, BITALG and GFNI
     /// instructions (the join's split-bit sampling).
     gfni: bool,
+    /// Whether BMI2's `pext` takes a cycle or so here, as on every CPU with AVX-512, rather
+    /// than the tens to hundreds of AMD's (and Hygon's) before Zen 3: the join's pair tests
+    /// narrow their words with it.
+    fast_pext: bool,
 }
 
 impl Tier {
@@ -91,6 +95,7 @@ impl Tier {
     pub const PORTABLE: Tier = Tier {
         kind: TierKind::Portable,
         gfni: false,
+        fast_pext: false,
     };
 
     /// The tier `kind` names if this CPU has every feature its kernels are compiled with.
@@ -103,6 +108,7 @@ impl Tier {
         has.then(|| Tier {
             kind,
             gfni: kind == TierKind::Avx512 && has_avx512_gfni(),
+            fast_pext: kind == TierKind::Avx512 || (kind == TierKind::Avx2 && has_fast_pext()),
         })
     }
 
@@ -127,6 +133,12 @@ impl Tier {
     /// instructions: only in the AVX-512 tier, on a CPU that has them.
     pub(crate) fn gfni(self) -> bool {
         self.gfni
+    }
+
+    /// Whether the tier has BMI2's `pext` and it is fast on this CPU (every AVX-512 CPU;
+    /// AVX2 ones but AMD's and Hygon's before Zen 3, family 0x19).
+    pub(crate) fn fast_pext(self) -> bool {
+        self.fast_pext
     }
 }
 
@@ -262,6 +274,29 @@ fn has_avx512_gfni() -> bool {
 /// Whether this CPU has every feature the AVX-512 tier's kernels are compiled with.
 fn has_avx512() -> bool {
     has_x86_features!("avx512f", "avx512cd", "bmi2", "popcnt")
+}
+
+/// Whether this CPU's `pext` is fast: not an AMD or Hygon CPU before family 0x19 (Zen 3),
+/// which run it in microcode.
+fn has_fast_pext() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // "AuthenticAMD" and "HygonGenuine" begin with these four bytes (EBX of leaf 0).
+        const AMD: u32 = u32::from_le_bytes(*b"Auth");
+        const HYGON: u32 = u32::from_le_bytes(*b"Hygo");
+        let vendor = __cpuid(0).ebx;
+        let signature = __cpuid(1).eax;
+        let base = (signature >> 8) & 0xf;
+        let family = if base == 0xf {
+            base + ((signature >> 20) & 0xff)
+        } else {
+            base
+        };
+        !((vendor == AMD || vendor == HYGON) && family < 0x19)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.

@@ -14,17 +14,17 @@ use crate::simd::{Tier, TierKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when
-/// `x * y < split * (x + y)`, `split` this in the AVX2 and portable tiers: a split passes
-/// over both blocks to spare a share of their pairs, which pays only while the pairs
-/// outnumber the words by enough (n = 22, three shards of 1/16,000 of the keys, one thread:
-/// 96 to 256 cost the same within noise, 64 and below more).
+/// `x * y < split * (x + y)`, `split` this where the pair tests do not narrow their words:
+/// a split passes over both blocks to spare a share of their pairs, which pays only while
+/// the pairs outnumber the words by enough (n = 22, three shards of 1/16,000 of the keys,
+/// one thread: 96 to 256 cost the same within noise, 64 and below more).
 const SPLIT: usize = 128;
 
-/// [`SPLIT`] in the AVX-512 tier, whose pair tests of narrowed words
-/// ([`Sieve::weighted_narrow_avx512`]) take half the instructions (n = 25, shard 100 of
-/// 65,536, 2 threads, CPU seconds: 128 33.1-33.9, 192 32.6-33.3, 256 32.6-33.9, 320
-/// 34.0-35.0, 384 34.9, 512 37.9).
-const SPLIT_AVX512: usize = 256;
+/// [`SPLIT`] in the tiers whose pair tests narrow their words ([`Sieve::narrowed`]: AVX-512,
+/// and AVX2 where `pext` is fast), which takes half the instructions (n = 25, shard 100 of
+/// 65,536, 2 threads, CPU seconds: AVX-512 128 33.1-33.9, 192 32.6-33.3, 256 32.6-33.9, 320
+/// 34.0-35.0, 384 34.9, 512 37.9; AVX2 128 44.9, 256 39.6).
+const SPLIT_NARROWED: usize = 256;
 
 /// Splits shallower than this poll for cancellation and give way to other pool jobs
 /// ([`give_way`]): a key of n = 24 takes about a second, and its first levels of splits cut
@@ -276,8 +276,8 @@ impl Sieve {
             }
             give_way();
         }
-        let split = if self.tier.kind() == TierKind::Avx512 {
-            SPLIT_AVX512
+        let split = if self.tier.fast_pext() {
+            SPLIT_NARROWED
         } else {
             SPLIT
         };
@@ -375,18 +375,17 @@ impl Sieve {
     /// Weighted fitting pairs of two small blocks: per run of tops of one balance, the
     /// bottoms that make the sum zero count once and those that make it positive twice.
     fn weighted(&self, xs: &[u64], ys: &[u64]) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if self.tier.kind() == TierKind::Avx512 && narrows(xs, ys) {
-            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-            if let Some(count) = unsafe { self.weighted_narrow_avx512(xs, ys) } {
-                return count;
-            }
+        if let Some(count) = self.weighted_narrowed(xs, ys) {
+            return count;
         }
         // The tables' layout with its fields' places as constants (the common case, and the
         // one measured against the build before the wide path), else the one in hand.
         const NARROW: Layout = Layout::NARROW;
         let tier = self.tier;
-        let leaf = |xs: &[u64], ys: &[u64]| leaf(xs, ys, tier);
+        let leaf = |run: &[u64], ys: &[u64], evens: usize| {
+            let (even, positive) = ys.split_at(evens);
+            leaf(run, even, tier) + 2 * leaf(run, positive, tier)
+        };
         if self.layout == NARROW {
             self.runs(NARROW, xs, ys, leaf)
         } else {
@@ -394,71 +393,118 @@ impl Sieve {
         }
     }
 
-    /// [`Sieve::weighted_narrow_avx512`]'s count where this sieve's tier narrows `xs` and
-    /// `ys`, else `None`.
-    #[cfg(test)]
+    /// [`Sieve::weighted`] on words narrowed to 32 bits ([`Sieve::narrowed`]), where this
+    /// sieve's tier narrows (AVX-512; AVX2 where `pext` is fast, [`Tier::fast_pext`]) and
+    /// [`narrows`] these blocks, else `None`.
     pub(super) fn weighted_narrowed(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
-        #[cfg(target_arch = "x86_64")]
-        if self.tier.kind() == TierKind::Avx512 && narrows(xs, ys) {
-            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-            return unsafe { self.weighted_narrow_avx512(xs, ys) };
-        }
-        let _ = (xs, ys);
-        None
-    }
-
-    /// [`Sieve::weighted`] on words narrowed to 32 bits, sixteen pairs per instruction, if
-    /// no more than 32 bits of the blocks can meet (those both blocks have somewhere: below
-    /// the sieve's first splits most of a word's bits are decided on one side), else
-    /// `None`. Each word keeps those bits (`pext`), so a pair meets in the narrow words
-    /// exactly where it meets in the whole ones.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,bmi2,popcnt")]
-    fn weighted_narrow_avx512(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
-        use std::arch::x86_64::_pext_u64;
-        use std::mem::MaybeUninit;
-        let meet = xs.iter().fold(0, |or, &x| or | x) & ys.iter().fold(0, |or, &y| or | y);
-        if meet.count_ones() > 32 {
+        if !narrows(xs, ys) {
             return None;
         }
-        // Not zeroed: only the slots written below are read.
-        let mut narrow = [const { MaybeUninit::<u32>::uninit() }; NARROWED];
-        let (narrow_x, narrow_y) = narrow.split_at_mut(xs.len());
-        for (slot, &word) in narrow_x.iter_mut().zip(xs) {
-            slot.write(_pext_u64(word, meet) as u32);
+        match self.tier.kind() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx512 => unsafe { self.narrowed_avx512(xs, ys) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
+            TierKind::Avx2 if self.tier.fast_pext() => unsafe { self.narrowed_avx2(xs, ys) },
+            _ => None,
         }
-        for (slot, &word) in narrow_y.iter_mut().zip(ys) {
-            slot.write(_pext_u64(word, meet) as u32);
-        }
-        // SAFETY: `narrows` bounds the two blocks' words by `NARROWED`, and the first
-        // `xs.len() + ys.len()` slots were written just now.
-        let narrow: &[u32] =
-            unsafe { &*(&raw const narrow[..xs.len() + ys.len()] as *const [u32]) };
-        let (narrow_xs, narrow_ys) = narrow.split_at(xs.len());
-        let base = (xs.as_ptr() as usize, ys.as_ptr() as usize);
-        Some(
-            self.runs(self.layout, xs, ys, |run: &[u64], bottoms: &[u64]| {
-                // The same words of the narrow blocks as `run` and `bottoms` are of the whole.
-                let at = (run.as_ptr() as usize - base.0) / size_of::<u64>();
-                let from = (bottoms.as_ptr() as usize - base.1) / size_of::<u64>();
-                leaf32_avx512(
-                    &narrow_xs[at..at + run.len()],
-                    &narrow_ys[from..from + bottoms.len()],
-                )
-            }),
+    }
+
+    /// [`Sieve::narrowed`] in the AVX-512 tier: sixteen pairs per instruction.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,bmi2,popcnt")]
+    fn narrowed_avx512(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
+        use std::arch::x86_64::_pext_u64;
+        self.narrowed(
+            xs,
+            ys,
+            |word, meet| _pext_u64(word, meet) as u32,
+            |xs, ys, evens| {
+                let (even, positive) = ys.split_at(evens);
+                leaf32_avx512(xs, even) + 2 * leaf32_avx512(xs, positive)
+            },
         )
     }
 
+    /// [`Sieve::narrowed`] in the AVX2 tier: eight pairs per instruction.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi2,popcnt")]
+    fn narrowed_avx2(&self, xs: &[u64], ys: &[u64]) -> Option<u64> {
+        use std::arch::x86_64::_pext_u64;
+        self.narrowed(
+            xs,
+            ys,
+            |word, meet| _pext_u64(word, meet) as u32,
+            |xs, ys, evens| {
+                let (even, positive) = ys.split_at(evens);
+                leaf32_avx2(xs, even) + 2 * leaf32_avx2(xs, positive)
+            },
+        )
+    }
+
+    /// [`Sieve::weighted`] on words narrowed to 32 bits if no more than 32 bits of the
+    /// blocks can meet (those both blocks have somewhere: below the sieve's first splits
+    /// most of a word's bits are decided on one side), else `None`. Each word keeps those
+    /// bits (`narrow`, a `pext` by the bits that meet), so a pair meets in the narrow words
+    /// exactly where it meets in the whole ones, and `leaf` counts a run's disjoint pairs
+    /// in twice the words per register (`leaf(run, bottoms, evens)`, weighed as
+    /// [`Sieve::runs`] says).
+    #[inline(always)]
+    fn narrowed(
+        &self,
+        xs: &[u64],
+        ys: &[u64],
+        narrow: impl Fn(u64, u64) -> u32,
+        leaf: impl Fn(&[u32], &[u32], usize) -> u64,
+    ) -> Option<u64> {
+        use std::mem::MaybeUninit;
+        let meet = xs.iter().fold(0, |or, &x| or | x) & ys.iter().fold(0, |or, &y| or | y);
+        if meet.count_ones() > 32 || xs.len() + ys.len() > NARROWED {
+            return None;
+        }
+        // Not zeroed: only the slots written below are read.
+        let mut words = [const { MaybeUninit::<u32>::uninit() }; NARROWED];
+        let (narrow_x, narrow_y) = words.split_at_mut(xs.len());
+        for (slot, &word) in narrow_x.iter_mut().zip(xs) {
+            slot.write(narrow(word, meet));
+        }
+        for (slot, &word) in narrow_y.iter_mut().zip(ys) {
+            slot.write(narrow(word, meet));
+        }
+        // SAFETY: the first `xs.len() + ys.len()` slots (at most `NARROWED`, checked above)
+        // were written just now.
+        let words: &[u32] = unsafe { &*(&raw const words[..xs.len() + ys.len()] as *const [u32]) };
+        let (narrow_xs, narrow_ys) = words.split_at(xs.len());
+        let base = (xs.as_ptr() as usize, ys.as_ptr() as usize);
+        Some(self.runs(
+            self.layout,
+            xs,
+            ys,
+            |run: &[u64], bottoms: &[u64], evens| {
+                // The same words of the narrow blocks as `run` and `bottoms` are of the whole.
+                let at = (run.as_ptr() as usize - base.0) / size_of::<u64>();
+                let from = (bottoms.as_ptr() as usize - base.1) / size_of::<u64>();
+                leaf(
+                    &narrow_xs[at..at + run.len()],
+                    &narrow_ys[from..from + bottoms.len()],
+                    evens,
+                )
+            },
+        ))
+    }
+
     /// The weighted pairs of `xs` and `ys` laid out as `layout` says, per run of tops of one
-    /// balance: `leaf`'s disjoint pairs of the run and the bottoms that make the sum zero
-    /// once, and of those that make it positive twice.
+    /// balance: `leaf(run, bottoms, evens)` counts the disjoint pairs of the run and the
+    /// bottoms that make the sum zero or positive, the first `evens` of them (zero) once and
+    /// the rest twice.
     #[inline(always)]
     fn runs(
         &self,
         layout: Layout,
         xs: &[u64],
         ys: &[u64],
-        mut leaf: impl FnMut(&[u64], &[u64]) -> u64,
+        mut leaf: impl FnMut(&[u64], &[u64], usize) -> u64,
     ) -> u64 {
         let (top, bottom) = (|x| layout.top(x), |y| layout.bottom(y));
         let mut total = 0;
@@ -470,9 +516,7 @@ impl Sieve {
             let zero = 2 * layout.bias - self.middle - field;
             let even = ys.partition_point(|&y| bottom(y) < zero);
             let positive = ys.partition_point(|&y| bottom(y) <= zero);
-            let (block, ys_even, ys_positive) =
-                (&rest[..run], &ys[even..positive], &ys[positive..]);
-            total += leaf(block, ys_even) + 2 * leaf(block, ys_positive);
+            total += leaf(&rest[..run], &ys[even..], positive - even);
             rest = &rest[run..];
         }
         total
@@ -488,8 +532,8 @@ const NARROWED: usize = 8192;
 /// 100 of 65,536: 8, 16 and 32 the same within 1%).
 const NARROW_PAIRS: usize = 32;
 
-/// Whether two blocks are narrowed for their pair tests, where the AVX-512 tier can: when
-/// they fit [`NARROWED`] and have [`NARROW_PAIRS`] pairs per word.
+/// Whether two blocks are narrowed for their pair tests, where the tier can: when they fit
+/// [`NARROWED`] and have [`NARROW_PAIRS`] pairs per word.
 fn narrows(xs: &[u64], ys: &[u64]) -> bool {
     xs.len() + ys.len() <= NARROWED && xs.len() * ys.len() >= NARROW_PAIRS * (xs.len() + ys.len())
 }
@@ -955,4 +999,50 @@ fn leaf32_avx512(xs: &[u32], ys: &[u32]) -> u64 {
     acc.iter()
         .map(|&a| _mm512_reduce_add_epi32(a) as u32 as u64)
         .sum()
+}
+
+/// [`leaf_avx2`] for words narrowed to 32 bits: eight pairs per instruction, four words of
+/// `xs` at a time against eight of `ys`, then the last words of `xs` one at a time; the last
+/// words of `ys` in plain Rust.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn leaf32_avx2(xs: &[u32], ys: &[u32]) -> u64 {
+    use std::arch::x86_64::*;
+    let whole = ys.len() / 8 * 8;
+    let zero = _mm256_setzero_si256();
+    // SAFETY: `at + 8 <= whole <= ys.len()` at every call, so the 32 bytes read lie in `ys`.
+    let load = |at: usize| unsafe { _mm256_loadu_si256(ys.as_ptr().add(at).cast()) };
+    // Each fitting pair subtracts -1 (all ones) from its lane: at most one per word of `xs`
+    // and pass, no overflow below 2^32.
+    let mut acc = [zero; 4];
+    let (groups, remainder) = xs.as_chunks::<4>();
+    for group in groups {
+        let x = group.map(|word| _mm256_set1_epi32(word as i32));
+        for at in (0..whole).step_by(8) {
+            let y = load(at);
+            for k in 0..4 {
+                let fits = _mm256_cmpeq_epi32(_mm256_and_si256(x[k], y), zero);
+                acc[k] = _mm256_sub_epi32(acc[k], fits);
+            }
+        }
+    }
+    for &x in remainder {
+        let x = _mm256_set1_epi32(x as i32);
+        for at in (0..whole).step_by(8) {
+            let fits = _mm256_cmpeq_epi32(_mm256_and_si256(x, load(at)), zero);
+            acc[0] = _mm256_sub_epi32(acc[0], fits);
+        }
+    }
+    let mut total = 0;
+    for sum in acc {
+        let mut lanes = [0u32; 8];
+        // SAFETY: 32 bytes written to a 32-byte array.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), sum) };
+        total += lanes.iter().map(|&lane| u64::from(lane)).sum::<u64>();
+    }
+    let tail = &ys[whole..];
+    total
+        + xs.iter()
+            .map(|&x| tail.iter().filter(|&&y| x & y == 0).count() as u64)
+            .sum::<u64>()
 }
