@@ -1,6 +1,7 @@
 //! The join's pair counting: a key's two lists of half words, split recursively on the bit
-//! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair and
-//! weighed by the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
+//! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair (as
+//! 32-bit words of the bits they can meet on, where the tier narrows them) and weighed by
+//! the transposes' balance; the SIMD kernels of these passes (AVX-512 compressing
 //! partitions and pair tests, and GFNI bit sampling where the AVX-512 tier has it; AVX2
 //! partitions and pair tests); and a key's count cut in two [`Piece`]s on the sieve's first
 //! bit, so that two engines can share a key. The words come from `halves.rs`, their layout
