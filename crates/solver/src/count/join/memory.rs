@@ -180,15 +180,13 @@ impl Allowance {
     /// Makes room in `list` for `more` words after its length, within the allowance;
     /// `OutOfMemory` when the allowance or the system has not got them (the list is then as
     /// it was).
-    pub(super) fn reserve(&mut self, list: &mut Vec<u64>, more: usize) -> Result<(), CountError> {
+    pub(super) fn reserve<T>(&mut self, list: &mut Vec<T>, more: usize) -> Result<(), CountError> {
         if list.capacity() - list.len() >= more {
             return Ok(());
         }
         let before = list.capacity();
         let wanted = list.len().saturating_add(more);
-        let bytes = wanted
-            .saturating_sub(before)
-            .saturating_mul(size_of::<u64>());
+        let bytes = wanted.saturating_sub(before).saturating_mul(size_of::<T>());
         let refused = CountError::OutOfMemory {
             bytes: bytes as u64,
         };
@@ -196,7 +194,7 @@ impl Allowance {
             return Err(refused);
         }
         list.try_reserve_exact(more).map_err(|_| refused)?;
-        let taken = (list.capacity() - before) * size_of::<u64>();
+        let taken = (list.capacity() - before) * size_of::<T>();
         self.left = self.left.saturating_sub(taken);
         Ok(())
     }
@@ -204,8 +202,8 @@ impl Allowance {
 
 impl Allowance {
     /// Frees `list`, its room given back to the allowance.
-    pub(super) fn release(&mut self, list: &mut Vec<u64>) {
-        self.left = self.left.saturating_add(list.capacity() * size_of::<u64>());
+    pub(super) fn release<T>(&mut self, list: &mut Vec<T>) {
+        self.left = self.left.saturating_add(list.capacity() * size_of::<T>());
         *list = Vec::new();
     }
 }

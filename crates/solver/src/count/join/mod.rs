@@ -33,7 +33,8 @@
 //! The keys and the ranks of column sets live in `keys.rs`, the tables' build in
 //! `tables.rs`, a key's halves (made from the tables, sorted, handed to the sieve) in
 //! `halves.rs`, the SIMD kernels that make the tables' last row and the halves in
-//! `kernels.rs`, the pair counting and its SIMD kernels in `sieve.rs`, the layout of a half's
+//! `kernels.rs`, the pair counting and its SIMD kernels in `sieve.rs` (its subtrees on
+//! 32-bit words in `narrow.rs`), the layout of a half's
 //! word in `word.rs`, the tables' huge-page arrays and the engines' allowance in
 //! `memory.rs`, the sharing of the tables in `shared.rs`, an engine's lists in `work.rs`,
 //! the turn-fixed search in `fixed.rs`. Every SIMD kernel runs in the tier a [`Tier`] token
@@ -47,6 +48,7 @@ mod halves;
 mod kernels;
 mod keys;
 mod memory;
+mod narrow;
 mod shared;
 mod sieve;
 mod tables;

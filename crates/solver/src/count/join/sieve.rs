@@ -5,9 +5,10 @@
 //! partitions and pair tests, and GFNI bit sampling where the AVX-512 tier has it; AVX2
 //! partitions and pair tests); and a key's count cut in two [`Piece`]s on the sieve's first
 //! bit, so that two engines can share a key. The words come from `halves.rs`, their layout
-//! from `word.rs`.
+//! from `word.rs`; the subtrees of splits that work on narrow words are `narrow.rs`'s.
 
 use super::memory::Allowance;
+use super::narrow::{Narrowed, Subtree};
 use super::word::Layout;
 use crate::counts::CountError;
 use crate::pool::give_way;
@@ -113,15 +114,21 @@ impl Piece {
 pub(super) fn densest(xs: &[u64], ys: &[u64], layout: Layout, tier: Tier) -> Option<u64> {
     let below = layout.diagonals();
     let (a, b) = (density(xs, below, tier), density(ys, below, tier));
+    densest_of(a, b, layout.balance)
+}
+
+/// The bit below `bits` that most sampled pairs share, of two blocks' [`density`] `a` and
+/// `b`, or `None` if no sampled pair shares one.
+pub(super) fn densest_of(a: [u8; 64], b: [u8; 64], bits: u32) -> Option<u64> {
     let product = |bit: usize| u32::from(a[bit]) * u32::from(b[bit]);
-    let best = (0..layout.balance as usize).max_by_key(|&bit| product(bit))?;
+    let best = (0..bits as usize).max_by_key(|&bit| product(bit))?;
     (product(best) > 0).then_some(1u64 << best)
 }
 
 /// Per bit of `below` (the diagonal fields), how many words of a spread sample of `words`
 /// (at most [`SAMPLE`]) have it; with GFNI and AVX-512 byte instructions where `tier` has
 /// them ([`Tier::gfni`]: the AVX-512 tier only), else in plain Rust.
-pub(super) fn density(words: &[u64], below: u64, tier: Tier) -> [u8; 64] {
+pub(super) fn density<T: Copy + Into<u64>>(words: &[T], below: u64, tier: Tier) -> [u8; 64] {
     let size = if words.len() >= LONG_BLOCK {
         LONG_SAMPLE
     } else {
@@ -132,7 +139,7 @@ pub(super) fn density(words: &[u64], below: u64, tier: Tier) -> [u8; 64] {
     let mut sample = [0u64; LONG_SAMPLE];
     let mut taken = 0usize;
     for (slot, &word) in sample.iter_mut().zip(words.iter().step_by(step)).take(size) {
-        *slot = word & below;
+        *slot = word.into() & below;
         taken += 1;
     }
     let sample = &sample[..taken.next_multiple_of(8)];
@@ -217,6 +224,8 @@ pub(super) struct Sieve {
     /// those without, the shorter block's words without it (kept from key to key, grown
     /// within an engine's [`Allowance`]).
     levels: Vec<[Vec<u64>; 3]>,
+    /// The room of the subtrees narrowed to 32-bit words (`narrow.rs`).
+    narrowed: Narrowed,
 }
 
 impl Sieve {
@@ -227,6 +236,7 @@ impl Sieve {
             layout: Layout::NARROW,
             tier,
             levels: Vec::new(),
+            narrowed: Narrowed::default(),
         }
     }
 
@@ -242,7 +252,13 @@ impl Sieve {
     #[cfg(test)]
     pub(super) fn bytes(&self) -> usize {
         let words: usize = self.levels.iter().flatten().map(Vec::capacity).sum();
-        words * size_of::<u64>()
+        words * size_of::<u64>() + self.narrowed.bytes()
+    }
+
+    /// Bytes its narrowed subtrees' blocks hold room for now.
+    #[cfg(test)]
+    pub(super) fn narrowed_bytes(&self) -> usize {
+        self.narrowed.bytes()
     }
 
     /// Gives back the room of every block, to `allowance`.
@@ -250,6 +266,7 @@ impl Sieve {
         for list in self.levels.iter_mut().flatten() {
             allowance.release(list);
         }
+        self.narrowed.release(allowance);
     }
 
     /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on a bit
@@ -284,6 +301,24 @@ impl Sieve {
         };
         if xs.len() * ys.len() < split * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
+        }
+        // Where few enough bits can meet, the subtree below works on narrow words.
+        if self.tier.fast_pext() && xs.len() + ys.len() <= NARROW_TREE {
+            let or = |words: &[u64]| words.iter().fold(0, |or, &w| or | w);
+            let meet = or(xs) & or(ys) & self.layout.diagonals();
+            if meet.count_ones() <= 32 {
+                let subtree = Subtree {
+                    layout: self.layout,
+                    zero: 2 * self.layout.bias - self.middle,
+                    split,
+                    tier: self.tier,
+                    cancel,
+                };
+                let narrowed = self.narrowed.count(xs, ys, meet, subtree, depth, allowance);
+                if let Some(count) = narrowed {
+                    return count;
+                }
+            }
         }
         let Some(bit) = densest(xs, ys, self.layout, self.tier) else {
             return self.weighted(xs, ys);
@@ -524,6 +559,12 @@ impl Sieve {
     }
 }
 
+/// Most words two blocks may have in all for their subtree of splits to be narrowed to
+/// 32-bit words (`narrow.rs`), where the tier narrows: the narrow words of larger ones
+/// would take more room, for no less time (n = 25, shard 100 of 65,536, 2 threads, user CPU
+/// seconds: 2^14 28.8, 2^16 28.3, 2^18 28.5, 2^20 29.0; 32.9 without such subtrees).
+const NARROW_TREE: usize = 1 << 16;
+
 /// Most words two blocks may have in all to be narrowed to 32 bits for their pair tests
 /// (their narrow words are kept on the stack: 32 KiB).
 const NARROWED: usize = 8192;
@@ -663,37 +704,133 @@ unsafe fn partition_frame(
     }
 }
 
-/// [`partition`]'s pass eight words at a time, each register compressed in place and stored
-/// whole (a compressing store to memory is slow on some CPUs).
+/// Writes a partition's pass: `$name(words, bit, a, b)` writes the words of `words` with
+/// `bit` from `a` (if given), those without from `b`, in order, in the tier of `$features`,
+/// and returns how many of each.
+macro_rules! pass_fn {
+    ($(#[$doc:meta])* $name:ident, $word:ty, $features:literal,
+     |$words:ident, $bit:ident, $a:ident, $b:ident| $body:block) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `a` and `b` have room for the words of their kind and a register more.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $name(
+            $words: &[$word],
+            $bit: $word,
+            $a: Option<*mut $word>,
+            $b: *mut $word,
+        ) -> (usize, usize) $body
+    };
+}
+
+/// A partition's pass one word at a time, in plain Rust: the words of `words` with `bit` from
+/// `a` (if given), those without from `b`, in order; how many of each.
+///
+/// # Safety
+/// `a` and `b` have room for the words of their kind.
+#[inline(always)]
+pub(super) unsafe fn pass_scalar<T: Copy + Into<u64>>(
+    words: &[T],
+    bit: T,
+    a: Option<*mut T>,
+    b: *mut T,
+) -> (usize, usize) {
+    let (mut na, mut nb) = (0, 0);
+    for &word in words {
+        // SAFETY: `na` and `nb` stay below the words of their kind, within the room.
+        unsafe {
+            if word.into() & bit.into() == 0 {
+                b.add(nb).write(word);
+                nb += 1;
+            } else if let Some(a) = a {
+                a.add(na).write(word);
+                na += 1;
+            }
+        }
+    }
+    (na, nb)
+}
+
+/// Writes a partition's pass in AVX-512 for one width of word (`$lanes` to a register): the
+/// words of `words` with `bit` from `a` (if given), those without from `b`, each register
+/// compressed in place and stored whole (a compressing store to memory is slow on some CPUs);
+/// returns how many of each.
+macro_rules! partition_avx512 {
+    ($(#[$doc:meta])* $name:ident, $word:ty, $mask:ty, $lanes:literal,
+     $set1:ident, $load:ident, $test:ident, $compress:ident) => {
+        pass_fn!($(#[$doc])* $name, $word, "avx512f,popcnt", |words, bit, a, b| {
+            use std::arch::x86_64::*;
+            let bits = $set1(bit as _);
+            let (mut na, mut nb) = (0, 0);
+            for at in (0..words.len()).step_by($lanes) {
+                let count = (words.len() - at).min($lanes);
+                let live = ((1u32 << count) - 1) as $mask;
+                // SAFETY: the masked load reads the `count` words left from `at`; each store
+                // writes a register's slots from `na` or `nb`, at most the words of its kind
+                // before `at`, within the room for all of them and a register more.
+                unsafe {
+                    let v = $load(live, words.as_ptr().add(at).cast());
+                    let has = $test(v, bits);
+                    let lacks = live & !has;
+                    _mm512_storeu_si512(b.add(nb).cast(), $compress(lacks, v));
+                    nb += lacks.count_ones() as usize;
+                    if let Some(a) = a {
+                        _mm512_storeu_si512(a.add(na).cast(), $compress(has, v));
+                        na += has.count_ones() as usize;
+                    }
+                }
+            }
+            (na, nb)
+        });
+    };
+}
+
+partition_avx512!(
+    /// [`partition`]'s pass eight words at a time.
+    pass_avx512,
+    u64,
+    u8,
+    8,
+    _mm512_set1_epi64,
+    _mm512_maskz_loadu_epi64,
+    _mm512_test_epi64_mask,
+    _mm512_maskz_compress_epi64
+);
+
+partition_avx512!(
+    /// A narrowed block's partition (`narrow.rs`) sixteen 32-bit words at a time.
+    pass32_avx512,
+    u32,
+    u16,
+    16,
+    _mm512_set1_epi32,
+    _mm512_maskz_loadu_epi32,
+    _mm512_test_epi32_mask,
+    _mm512_maskz_compress_epi32
+);
+
+/// [`partition`]'s pass in AVX-512 ([`pass_avx512`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
 fn partition_avx512(words: &[u64], bit: u64, lists: Lists) {
-    use std::arch::x86_64::*;
-    let bits = _mm512_set1_epi64(bit as i64);
-    let pass = |a: Option<*mut u64>, b: *mut u64| {
-        let (mut na, mut nb) = (0, 0);
-        for at in (0..words.len()).step_by(8) {
-            let count = (words.len() - at).min(8);
-            let live = ((1u16 << count) - 1) as u8;
-            // SAFETY: the masked load reads the `count` words left from `at`; each store
-            // writes eight slots from `na` or `nb`, at most the words of its kind before
-            // `at`, within the room for all of them and a register more.
-            unsafe {
-                let v = _mm512_maskz_loadu_epi64(live, words.as_ptr().add(at).cast());
-                let has = _mm512_test_epi64_mask(v, bits);
-                let lacks = live & !has;
-                _mm512_storeu_si512(b.add(nb).cast(), _mm512_maskz_compress_epi64(lacks, v));
-                nb += lacks.count_ones() as usize;
-                if let Some(a) = a {
-                    _mm512_storeu_si512(a.add(na).cast(), _mm512_maskz_compress_epi64(has, v));
-                    na += has.count_ones() as usize;
-                }
-            }
-        }
-        (na, nb)
-    };
-    // SAFETY: `pass` writes the first slots it counts of each list, as argued within it.
-    unsafe { partition_frame(lists, pass) }
+    // SAFETY: each list has room for the words of its kind and a register more (the
+    // partition's callers reserve it), and `pass_avx512` writes the first slots it counts of
+    // each list, within that room.
+    unsafe { partition_frame(lists, |a, b| pass_avx512(words, bit, a, b)) }
+}
+
+/// Disjoint pairs of two small blocks of narrowed words, compared one by one.
+pub(super) fn leaf32(xs: &[u32], ys: &[u32], tier: Tier) -> u64 {
+    by_tier!(
+        tier,
+        leaf32_avx512(xs, ys),
+        leaf32_avx2(xs, ys),
+        xs.iter()
+            .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
+            .sum::<u64>()
+    )
 }
 
 /// Disjoint pairs of two small blocks, compared one by one.
@@ -830,18 +967,24 @@ fn leaf_avx2(xs: &[u64], ys: &[u64]) -> u64 {
     lanes.iter().sum::<u64>() + leaf_portable(xs, &ys[whole..])
 }
 
-/// For each 4-bit mask, the 32-bit lane order that moves the masked 64-bit lanes of an AVX2
-/// register to its front, in order (the lanes after them are left as they come).
+/// For each mask of `LANES` lanes of `8 / LANES` 32-bit words each, the 32-bit lane order
+/// that moves the masked lanes of an AVX2 register to its front, in order (the lanes after
+/// them are left as they come): AVX2 has no compressing instruction, so a permutation from
+/// such a table stands in.
 #[cfg(target_arch = "x86_64")]
-static COMPRESS: [[u32; 8]; 16] = {
-    let mut table = [[0u32; 8]; 16];
+const fn compress_orders<const LANES: usize, const MASKS: usize>() -> [[u32; 8]; MASKS] {
+    let width = 8 / LANES;
+    let mut table = [[0u32; 8]; MASKS];
     let mut mask = 0;
-    while mask < 16 {
+    while mask < MASKS {
         let (mut out, mut lane) = (0, 0);
-        while lane < 4 {
+        while lane < LANES {
             if mask >> lane & 1 != 0 {
-                table[mask][2 * out] = 2 * lane as u32;
-                table[mask][2 * out + 1] = 2 * lane as u32 + 1;
+                let mut part = 0;
+                while part < width {
+                    table[mask][out * width + part] = (lane * width + part) as u32;
+                    part += 1;
+                }
                 out += 1;
             }
             lane += 1;
@@ -849,7 +992,15 @@ static COMPRESS: [[u32; 8]; 16] = {
         mask += 1;
     }
     table
-};
+}
+
+/// [`compress_orders`] for four 64-bit lanes.
+#[cfg(target_arch = "x86_64")]
+static COMPRESS: [[u32; 8]; 16] = compress_orders::<4, 16>();
+
+/// [`compress_orders`] for eight 32-bit lanes.
+#[cfg(target_arch = "x86_64")]
+static COMPRESS32: [[u32; 8]; 256] = compress_orders::<8, 256>();
 
 /// The 64-bit lanes of `words` that `mask` (bit k: lane k) selects, moved to the front in
 /// order: AVX2 has no compressing instruction, so a permutation from a table stands in.
@@ -866,50 +1017,91 @@ pub(super) fn compress_avx2(
     _mm256_permutevar8x32_epi32(words, order)
 }
 
-/// [`partition`]'s pass four words at a time, each register compressed ([`compress_avx2`])
-/// and stored whole; the last words in plain Rust.
+/// Writes a partition's pass in AVX2 for one width of word (`$lanes` to a register): the
+/// words of `words` with `bit` from `a` (if given), those without from `b`, each register
+/// compressed by `$compress` and stored whole, the last words in plain Rust; returns how
+/// many of each.
+macro_rules! partition_avx2 {
+    ($(#[$doc:meta])* $name:ident, $word:ty, $lanes:literal, $set1:ident, $cmpeq:ident,
+     $movemask:ident, $cast:ident, $compress:ident) => {
+        pass_fn!($(#[$doc])* $name, $word, "avx2,popcnt", |words, bit, a, b| {
+            use std::arch::x86_64::*;
+            let bits = $set1(bit as _);
+            let zero = _mm256_setzero_si256();
+            let whole = words.len() / $lanes * $lanes;
+            let all = (1usize << $lanes) - 1;
+            let (mut na, mut nb) = (0, 0);
+            for at in (0..whole).step_by($lanes) {
+                // SAFETY: the load reads a register's words from `at`, within `words`; each
+                // store writes a register's slots from `na` or `nb`, at most the words of its
+                // kind before `at`, within the room for all of them and a register more.
+                unsafe {
+                    let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
+                    let lacks = $cmpeq(_mm256_and_si256(v, bits), zero);
+                    let lacks = $movemask($cast(lacks)) as usize;
+                    _mm256_storeu_si256(b.add(nb).cast(), $compress(v, lacks));
+                    nb += lacks.count_ones() as usize;
+                    if let Some(a) = a {
+                        let has = !lacks & all;
+                        _mm256_storeu_si256(a.add(na).cast(), $compress(v, has));
+                        na += has.count_ones() as usize;
+                    }
+                }
+            }
+            // SAFETY: the last words go after those written, within the same room.
+            let (ka, kb) = unsafe {
+                pass_scalar(&words[whole..], bit, a.map(|a| a.add(na)), b.add(nb))
+            };
+            (na + ka, nb + kb)
+        });
+    };
+}
+
+partition_avx2!(
+    /// [`partition`]'s pass four words at a time ([`compress_avx2`]).
+    pass_avx2,
+    u64,
+    4,
+    _mm256_set1_epi64x,
+    _mm256_cmpeq_epi64,
+    _mm256_movemask_pd,
+    _mm256_castsi256_pd,
+    compress_avx2
+);
+
+partition_avx2!(
+    /// A narrowed block's partition (`narrow.rs`) eight 32-bit words at a time
+    /// ([`compress32_avx2`]).
+    pass32_avx2,
+    u32,
+    8,
+    _mm256_set1_epi32,
+    _mm256_cmpeq_epi32,
+    _mm256_movemask_ps,
+    _mm256_castsi256_ps,
+    compress32_avx2
+);
+
+/// [`partition`]'s pass in AVX2 ([`pass_avx2`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
 fn partition_avx2(words: &[u64], bit: u64, lists: Lists) {
+    // SAFETY: each list has room for the words of its kind and a register more (the
+    // partition's callers reserve it), and `pass_avx2` writes the first slots it counts of
+    // each list, within that room.
+    unsafe { partition_frame(lists, |a, b| pass_avx2(words, bit, a, b)) }
+}
+
+/// The 32-bit lanes of `words` that `mask` (bit k: lane k) selects, moved to the front in
+/// order, by a permutation from a table.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn compress32_avx2(words: std::arch::x86_64::__m256i, mask: usize) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
-    let bits = _mm256_set1_epi64x(bit as i64);
-    let zero = _mm256_setzero_si256();
-    let whole = words.len() / 4 * 4;
-    let pass = |a: Option<*mut u64>, b: *mut u64| {
-        let (mut na, mut nb) = (0, 0);
-        for at in (0..whole).step_by(4) {
-            // SAFETY: the load reads the four words from `at`, `at + 4 <= words.len()`; each
-            // store writes four slots from `na` or `nb`, at most the words of its kind
-            // before `at`, within the room for all of them and a register more.
-            unsafe {
-                let v = _mm256_loadu_si256(words.as_ptr().add(at).cast());
-                let lacks = _mm256_cmpeq_epi64(_mm256_and_si256(v, bits), zero);
-                let lacks = _mm256_movemask_pd(_mm256_castsi256_pd(lacks)) as usize;
-                _mm256_storeu_si256(b.add(nb).cast(), compress_avx2(v, lacks));
-                nb += lacks.count_ones() as usize;
-                if let Some(a) = a {
-                    let has = !lacks & 15;
-                    _mm256_storeu_si256(a.add(na).cast(), compress_avx2(v, has));
-                    na += has.count_ones() as usize;
-                }
-            }
-        }
-        for &word in &words[whole..] {
-            // SAFETY: `na` and `nb` stay below the words of their kind, within the room.
-            unsafe {
-                if word & bit == 0 {
-                    b.add(nb).write(word);
-                    nb += 1;
-                } else if let Some(a) = a {
-                    a.add(na).write(word);
-                    na += 1;
-                }
-            }
-        }
-        (na, nb)
-    };
-    // SAFETY: `pass` writes the first slots it counts of each list, as argued within it.
-    unsafe { partition_frame(lists, pass) }
+    // SAFETY: 32 bytes read from one of the table's 32-byte rows (`mask & 255` picks one).
+    let order = unsafe { _mm256_loadu_si256(COMPRESS32[mask & 255].as_ptr().cast()) };
+    _mm256_permutevar8x32_epi32(words, order)
 }
 
 /// Eight pairs per instruction: four words of `xs` at a time against eight of `ys`, then
