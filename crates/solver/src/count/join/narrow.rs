@@ -24,7 +24,7 @@ const POLL_DEPTH: usize = 8;
 
 /// A run of words of one balance (biased, as `Layout` reads it) in a narrowed block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Run {
+struct Run {
     /// The balance of its words: a top half's for tops, a bottom half's for bottoms.
     balance: i32,
     /// How many words it has.
@@ -258,7 +258,8 @@ fn weighted(xs: Block, ys: Block, how: Subtree) -> u64 {
 }
 
 /// Fills `room` with `words` narrowed to the bits of `meet` and their runs of one
-/// `balance`, within `allowance`; `false` if there is no room.
+/// `balance`, within `allowance`; `false` if there is no room, or `tier` has no `pext`
+/// (only the AVX-512 and AVX2 tiers narrow).
 fn narrow(
     words: &[u64],
     meet: u64,
@@ -267,54 +268,43 @@ fn narrow(
     tier: Tier,
     allowance: &mut Allowance,
 ) -> bool {
-    let mut runs = 0;
-    let mut rest = words;
-    while let Some(&first) = rest.first() {
-        let field = balance(first);
-        rest = &rest[rest.partition_point(|&w| balance(w) == field)..];
-        runs += 1;
-    }
-    if !room.make_room(words.len(), runs, allowance) {
+    if !matches!(tier.kind(), TierKind::Avx512 | TierKind::Avx2) {
         return false;
     }
-    let mut rest = words;
-    while let Some(&first) = rest.first() {
-        let field = balance(first);
-        let len = rest.partition_point(|&w| balance(w) == field);
-        room.runs.push(Run {
-            balance: field,
-            len: len as u32,
-        });
-        rest = &rest[len..];
+    if !room.make_room(words.len(), runs_of(words, &balance).count(), allowance) {
+        return false;
     }
-    let spare = &mut room.words.spare_capacity_mut()[..words.len()];
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 or AVX2 `Tier` proves the CPU has BMI2 (see `simd.rs`).
-        TierKind::Avx512 | TierKind::Avx2 => unsafe { pext_all(words, meet, spare) },
-        _ => {
-            for (slot, &word) in spare.iter_mut().zip(words) {
-                slot.write(extract(word, meet));
-            }
-        }
+    room.runs.extend(runs_of(words, &balance));
+    #[cfg(target_arch = "x86_64")]
+    {
+        let spare = &mut room.words.spare_capacity_mut()[..words.len()];
+        // SAFETY: an AVX-512 or AVX2 `Tier` (checked above) proves the CPU has BMI2 (see
+        // `simd.rs`).
+        unsafe { pext_all(words, meet, spare) };
+        // SAFETY: the first `words.len()` slots were written just now.
+        unsafe { room.words.set_len(words.len()) };
+        true
     }
-    // SAFETY: the first `words.len()` slots were written just now.
-    unsafe { room.words.set_len(words.len()) };
-    true
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        // No such tier is made here.
+        let _ = meet;
+        false
+    }
 }
 
-/// The bits of `word` that `mask` selects, packed from bit 0 in order (what `pext` does).
-fn extract(word: u64, mut mask: u64) -> u32 {
-    let (mut out, mut at) = (0u32, 0);
-    while mask != 0 {
-        let bit = mask & mask.wrapping_neg();
-        if word & bit != 0 {
-            out |= 1 << at;
-        }
-        at += 1;
-        mask ^= bit;
-    }
-    out
+/// The runs of one `balance` of `words` (in order of balance), in order.
+fn runs_of(words: &[u64], balance: impl Fn(u64) -> i32) -> impl Iterator<Item = Run> {
+    let mut rest = words;
+    std::iter::from_fn(move || {
+        let field = balance(*rest.first()?);
+        let len = rest.partition_point(|&w| balance(w) == field);
+        rest = &rest[len..];
+        Some(Run {
+            balance: field,
+            len: len as u32,
+        })
+    })
 }
 
 /// [`narrow`]'s words with `pext`.

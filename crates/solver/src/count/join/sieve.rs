@@ -562,7 +562,8 @@ impl Sieve {
 /// Most words two blocks may have in all for their subtree of splits to be narrowed to
 /// 32-bit words (`narrow.rs`), where the tier narrows: the narrow words of larger ones
 /// would take more room, for no less time (n = 25, shard 100 of 65,536, 2 threads, user CPU
-/// seconds: 2^14 28.8, 2^16 28.3, 2^18 28.5, 2^20 29.0; 32.9 without such subtrees).
+/// seconds: 2^14 28.8, 2^16 28.3, 2^18 28.5, 2^20 29.0; 32.9 without such subtrees; n = 28,
+/// shard 100 of 2^22, CPU seconds: 2^16 350, 2^20 363).
 const NARROW_TREE: usize = 1 << 16;
 
 /// Most words two blocks may have in all to be narrowed to 32 bits for their pair tests
