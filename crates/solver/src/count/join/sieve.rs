@@ -708,6 +708,7 @@ unsafe fn partition_frame(
 /// Writes a partition's pass: `$name(words, bit, a, b)` writes the words of `words` with
 /// `bit` from `a` (if given), those without from `b`, in order, in the tier of `$features`,
 /// and returns how many of each.
+#[cfg(target_arch = "x86_64")]
 macro_rules! pass_fn {
     ($(#[$doc:meta])* $name:ident, $word:ty, $features:literal,
      |$words:ident, $bit:ident, $a:ident, $b:ident| $body:block) => {
@@ -758,6 +759,7 @@ pub(super) unsafe fn pass_scalar<T: Copy + Into<u64>>(
 /// words of `words` with `bit` from `a` (if given), those without from `b`, each register
 /// compressed in place and stored whole (a compressing store to memory is slow on some CPUs);
 /// returns how many of each.
+#[cfg(target_arch = "x86_64")]
 macro_rules! partition_avx512 {
     ($(#[$doc:meta])* $name:ident, $word:ty, $mask:ty, $lanes:literal,
      $set1:ident, $load:ident, $test:ident, $compress:ident) => {
@@ -788,6 +790,7 @@ macro_rules! partition_avx512 {
     };
 }
 
+#[cfg(target_arch = "x86_64")]
 partition_avx512!(
     /// [`partition`]'s pass eight words at a time.
     pass_avx512,
@@ -800,6 +803,7 @@ partition_avx512!(
     _mm512_maskz_compress_epi64
 );
 
+#[cfg(target_arch = "x86_64")]
 partition_avx512!(
     /// A narrowed block's partition (`narrow.rs`) sixteen 32-bit words at a time.
     pass32_avx512,
@@ -1022,6 +1026,7 @@ pub(super) fn compress_avx2(
 /// words of `words` with `bit` from `a` (if given), those without from `b`, each register
 /// compressed by `$compress` and stored whole, the last words in plain Rust; returns how
 /// many of each.
+#[cfg(target_arch = "x86_64")]
 macro_rules! partition_avx2 {
     ($(#[$doc:meta])* $name:ident, $word:ty, $lanes:literal, $set1:ident, $cmpeq:ident,
      $movemask:ident, $cast:ident, $compress:ident) => {
@@ -1058,6 +1063,7 @@ macro_rules! partition_avx2 {
     };
 }
 
+#[cfg(target_arch = "x86_64")]
 partition_avx2!(
     /// [`partition`]'s pass four words at a time ([`compress_avx2`]).
     pass_avx2,
@@ -1070,6 +1076,7 @@ partition_avx2!(
     compress_avx2
 );
 
+#[cfg(target_arch = "x86_64")]
 partition_avx2!(
     /// A narrowed block's partition (`narrow.rs`) eight 32-bit words at a time
     /// ([`compress32_avx2`]).
