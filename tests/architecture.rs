@@ -1,6 +1,7 @@
 //! What crate walls cannot say: the layers inside `src/`, that the solver crate pulls in no
 //! async, gRPC or Arrow crate, and that its x86-64-only names stay under `cfg(target_arch)`.
-//! Std only. Not here: the solver/service wall, which the compiler keeps.
+//! Std only. Not here: the solver/service wall, which the compiler keeps; that no two files
+//! of `crates/`, `src/` or `clients/` import each other (`architecture/file_graph.rs`).
 //!
 //! # The layers of `src/` (bottom-up; an arrow only points down)
 //! `sync`, `solver` (re-exports of `queens-solver`), `render`, `pb` are leaves; then `wire`,
@@ -18,6 +19,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+mod file_graph;
 
 /// The ranked layers, bottom first: each may use itself and every layer before it.
 const LAYERS: [&str; 11] = [

@@ -9,102 +9,19 @@
 //!   manifest is `_manifest.json` and the temporary files start with `.`, so that
 //!   `DIR/*.parquet` globs and pyarrow's dataset discovery see only the shards.
 //!
-//! Not here: the Parquet encoding (`crate::parquet_file`), the retry queue (`queue.rs`).
+//! Not here: the Parquet encoding (`crate::parquet_file`), the retry queue (`queue.rs`), the
+//! format, the files' names and the manifest's own reading and writing (`manifest.rs`).
 
 use super::error::Error;
 use super::job::FanoutJob;
+use super::manifest::{Format, Manifest, shard_file};
 use super::queue::{EndpointStats, OnShard, ShardTask, run_shards};
 use crate::client::{Client, records};
 use crate::parquet_file::{self, BoardWriter};
 use crate::pb::EnumerateRequest;
-use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// What a resumable enumeration records in `DIR/manifest.json`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Manifest {
-    /// Board size.
-    pub n: u32,
-    /// Number of shards.
-    pub shards: u32,
-    /// Only representatives.
-    pub fundamental: bool,
-    /// Fixed queens as (row, column).
-    pub fixed: Vec<(u32, u32)>,
-    /// The shard files' format (manifests from before Parquet have none: text).
-    #[serde(default)]
-    pub format: Format,
-    /// Shards whose files are complete.
-    pub done: Vec<u32>,
-}
-
-/// The format of an enumeration's shard files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// Column lists (`1,3,0,2`), one board per line.
-    #[default]
-    Text,
-    /// Parquet, one `UInt8` column per row (`r0`..`r{n-1}`).
-    Parquet,
-}
-
-impl Format {
-    /// The shard files' extension.
-    fn extension(self) -> &'static str {
-        match self {
-            Format::Text => "txt",
-            Format::Parquet => "parquet",
-        }
-    }
-
-    /// The manifest's name: `_manifest.json` beside Parquet shards (a name dataset
-    /// readers skip), `manifest.json` beside text ones.
-    fn manifest(self) -> &'static str {
-        match self {
-            Format::Text => "manifest.json",
-            Format::Parquet => "_manifest.json",
-        }
-    }
-}
-
-impl Manifest {
-    fn of(job: &FanoutJob, format: Format) -> Manifest {
-        Manifest {
-            n: job.n,
-            shards: job.shards,
-            fundamental: job.fundamental,
-            fixed: job.fixed.iter().map(|s| (s.row, s.column)).collect(),
-            format,
-            done: Vec::new(),
-        }
-    }
-
-    fn path(dir: &Path, format: Format) -> PathBuf {
-        dir.join(format.manifest())
-    }
-
-    /// Writes the manifest atomically: a temporary file, synced to disk, renamed over the
-    /// old one, and the directory synced, so a crash (even of the machine) leaves the old
-    /// manifest or the new one, never a torn one.
-    fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let path = Manifest::path(dir, self.format);
-        let tmp = path.with_extension("json.tmp");
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
-        file.sync_all()?;
-        std::fs::rename(tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    }
-}
-
-/// The file of shard `index` of `count` in `dir`, in `format`.
-pub fn shard_file(dir: &Path, index: u32, count: u32, format: Format) -> PathBuf {
-    let extension = format.extension();
-    dir.join(format!("shard-{index:05}-of-{count:05}.{extension}"))
-}
 
 /// Enumerating one shard into its file, resuming after its last complete line.
 #[derive(Clone)]

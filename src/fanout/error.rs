@@ -2,7 +2,7 @@
 //! (too many attempts, a refusal, lost twice with their replicas), and the output directory
 //! of an enumeration and its files.
 
-use super::enumerate::Format;
+use super::manifest::Format;
 use crate::parquet_file::FileError;
 use crate::solver::PartsError;
 use std::path::PathBuf;

@@ -14,15 +14,17 @@
 //! or Parquet, written whole under a temporary name and redone if interrupted), recording
 //! finished shards in a manifest, so rerunning the command finishes the job.
 //!
+//! The files from the bottom up (each imports only files above it in this list):
 //! - `job.rs`: what is spread ([`FanoutJob`]) and its defaults.
+//! - `manifest.rs`: an enumeration's file [`Format`], its shard files' names and its
+//!   [`Manifest`].
+//! - `error.rs`: why a run failed.
 //! - `resolve.rs`: endpoint arguments to URLs, one per address of a headless Service.
-//! - `queue.rs`: the retry queue and its workers, for any per-shard task.
 //! - `failure.rs`: how a failed call is read: retryable, lost with its replica, RetryInfo.
 //! - `liveness.rs`: bounded connects and the health watchdog of each endpoint.
+//! - `queue.rs`: the retry queue and its workers, for any per-shard task.
 //! - `count.rs`: the count task and the checked total.
-//! - `enumerate.rs`: the resumable enumeration into shard files (text or Parquet) and its
-//!   manifest.
-//! - `error.rs`: why a run failed.
+//! - `enumerate.rs`: the resumable enumeration into shard files (text or Parquet).
 //!
 //! Local (server-less) shard counts and their summing live in `crate::batch`; printing and
 //! flags in `crate::cli`; connecting in `crate::client`.
@@ -33,14 +35,16 @@ mod error;
 mod failure;
 mod job;
 mod liveness;
+mod manifest;
 mod queue;
 mod resolve;
 
 pub use self::count::{CountTotal, count};
-pub use self::enumerate::{Format, Manifest, enumerate, shard_file};
+pub use self::enumerate::enumerate;
 pub use self::error::Error;
 pub use self::job::{
     CONNECT_TIMEOUT, FanoutJob, MAX_ATTEMPTS, PROBE_INTERVAL, PROBE_TIMEOUT, SHARDS_PER_ENDPOINT,
 };
+pub use self::manifest::{Format, Manifest, shard_file};
 pub use self::queue::{EndpointStats, MAX_CALLS_PER_ENDPOINT, OnShard};
 pub use self::resolve::resolve;

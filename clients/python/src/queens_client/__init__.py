@@ -15,17 +15,9 @@ stubs are `queens_client.pb.queens_pb2`; `Client.stub` (a Stub) holds the raw ca
 what this API does not wrap.
 """
 
-from ._client import (
-    Boards,
-    Client,
-    CountResult,
-    Progress,
-    Shard,
-    Square,
-    Stub,
-    boards_of,
-)
+from ._client import Client, CountResult, Progress, Stub, boards_of
 from ._errors import QueensError
+from ._types import Boards, Shard, Square
 
 __all__ = [
     "Boards",

@@ -1,5 +1,7 @@
 """Client: one channel to a queens server and the calls of queens.v1.Queens over it, with
-typed results, boards as numpy arrays and QueensError for every failed call."""
+typed results, boards as numpy arrays and QueensError for every failed call; read_table
+hands the Flight reading to _flight.py (imported when first used: pyarrow is an extra).
+Not here: the plain types (_types.py), QueensError (_errors.py)."""
 
 from __future__ import annotations
 
@@ -10,23 +12,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import numpy as np
-import numpy.typing as npt
 
 from ._errors import QueensError
+from ._types import Boards, Shard, Square
 from .pb import queens_pb2 as pb
 
 if TYPE_CHECKING:
     import pyarrow
 
     from ._flight import FlightReader
-
-#: Boards as a (boards, n) array: row b is board b's column vector (item r the column of
-#: row r's queen).
-Boards = npt.NDArray[np.uint8]
-#: A queen: (row, column), both from 0.
-Square = tuple[int, int]
-#: Part `index` of `count` disjoint parts of one search: (index, count).
-Shard = tuple[int, int]
 
 # Reconnect to a restarted server within seconds, not gRPC's default of up to 2 minutes.
 _CHANNEL_OPTIONS = (("grpc.max_reconnect_backoff_ms", 2000),)
@@ -218,7 +212,13 @@ class Client:
         from ._flight import FlightReader, command
 
         if self._flight is None:
-            self._flight = FlightReader(self)
+            self._flight = FlightReader(
+                self.address,
+                tls=self.tls,
+                root_certificates=self.root_certificates,
+                server_name=self.server_name,
+                token=self.token,
+            )
         question = command(
             n,
             fundamental=fundamental,

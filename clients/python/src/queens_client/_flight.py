@@ -1,5 +1,7 @@
 """Reads the server's Arrow Flight service (the extra queens-client[arrow]): the question as
-a JSON command ticket, DoGet into a pyarrow Table, Flight's errors as QueensError."""
+a JSON command ticket, DoGet into a pyarrow Table, Flight's errors as QueensError. It knows
+the server by its address and connection settings, not by the Client (_client.py) that
+imports this module."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ._errors import QueensError
 if TYPE_CHECKING:
     import pyarrow
 
-    from ._client import Client, Shard, Square
+    from ._types import Shard, Square
 
 try:
     import pyarrow
@@ -66,19 +68,27 @@ def command(
 
 
 class FlightReader:
-    """One Flight connection to the client's server, with its TLS settings and token."""
+    """One Flight connection to a server (HOST:PORT), with its TLS settings and token."""
 
-    def __init__(self, client: Client) -> None:
-        scheme = "grpc+tls" if client.tls else "grpc+tcp"
+    def __init__(
+        self,
+        address: str,
+        *,
+        tls: bool,
+        root_certificates: bytes | None,
+        server_name: str | None,
+        token: str | None,
+    ) -> None:
+        scheme = "grpc+tls" if tls else "grpc+tcp"
         options: dict[str, Any] = {}
-        if client.root_certificates is not None:
-            options["tls_root_certs"] = client.root_certificates
-        if client.server_name:
-            options["override_hostname"] = client.server_name
-        self.connection = flight.FlightClient(f"{scheme}://{client.address}", **options)
+        if root_certificates is not None:
+            options["tls_root_certs"] = root_certificates
+        if server_name:
+            options["override_hostname"] = server_name
+        self.connection = flight.FlightClient(f"{scheme}://{address}", **options)
         self.headers = []
-        if client.token:
-            self.headers.append((b"authorization", f"Bearer {client.token}".encode()))
+        if token:
+            self.headers.append((b"authorization", f"Bearer {token}".encode()))
 
     def read(self, ticket: bytes, timeout: float | None) -> pyarrow.Table:
         """Every record batch of DoGet(ticket) as one table."""

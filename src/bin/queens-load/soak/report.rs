@@ -1,9 +1,9 @@
 //! The soak's server samples (RSS, open files, threads from `/proc`) and its final report:
 //! the calls by kind and outcome, and whether the server stayed flat.
 //!
-//! Not here: the calls and how each is checked (`soak.rs`).
+//! Not here: the calls and how each is checked (`caller.rs`), the run (`soak.rs`).
 
-use super::Tally;
+use super::outcome::Tally;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::RwLock;
