@@ -128,7 +128,7 @@ impl std::fmt::Display for Gaps {
 const SHOWN_RANGES: usize = 20;
 
 /// Shard indices in increasing order, kept as inclusive ranges; shown as `3, 5-9, 12`
-/// (the first [`SHOWN_RANGES`] ranges, then how many more).
+/// (the first `SHOWN_RANGES` ranges, then how many more).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Indices {
     /// The ranges, first and last index, in increasing order, none touching another.

@@ -108,9 +108,10 @@ pub struct ServeArgs {
     /// clients alone [default: the page, gRPC-Web and HTTP/1.1 are served].
     #[arg(long)]
     pub no_web: bool,
-    /// Let pages of this origin (scheme://host[:port], or * for any) call the service with
-    /// gRPC-Web: answers the browser's preflight and exposes grpc-status and grpc-message
-    /// (repeat for more origins) [default: none; the server's own page needs none].
+    /// Let pages of this origin (scheme://host or scheme://host:port, or * for any) call the
+    /// service with gRPC-Web: answers the browser's preflight and exposes grpc-status and
+    /// grpc-message (repeat for more origins) [default: none; the server's own page needs
+    /// none].
     #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
     pub cors_origin: Vec<String>,
 }

@@ -96,7 +96,7 @@ pub struct Plan {
 /// The one rule: a stream is produced in parallel, on prefix tasks of [`task_depth`], when
 /// the server lets a stream use several threads, the request asks for the whole search (a
 /// shard's numbering would have to be redone by every task), no `limit` below
-/// [`PARALLEL_MIN_LIMIT`] (a small page would waste the workers' speculative boards), and
+/// `PARALLEL_MIN_LIMIT` (a small page would waste the workers' speculative boards), and
 /// the board is big enough to split; otherwise by one sequential task.
 pub fn plan(job: &Enumeration, settings: &Settings) -> Plan {
     let big = job.limit.is_none_or(|l| l >= PARALLEL_MIN_LIMIT);
