@@ -1,7 +1,7 @@
 //! The soak's calls that misbehave as a client may: a stream read a little (slowly, or
 //! stalled) and left, half an HTTP/2 preface, and requests with one bad field.
 //!
-//! Not here: choosing which call to make and the well-behaved calls (`caller.rs`).
+//! Not here: the well-behaved calls (`caller.rs`), which kind of call comes next (`soak.rs`).
 
 use super::choices::Rng;
 use super::outcome::{Outcome, failed};
