@@ -338,8 +338,9 @@ fn local_lines_carry_provenance_and_the_sum_reports_it() {
             "{text}"
         );
     }
+    // The whole test process's: other tests run beside this one.
     let cpu = json["cpu_seconds"].as_f64().unwrap();
-    assert!(cpu > 0.0 && cpu < 600.0, "{text}");
+    assert!(cpu > 0.0 && cpu.is_finite(), "{text}");
     let peak = json["peak_bytes"].as_u64().unwrap();
     assert!(peak > 1 << 20 && peak < 1 << 40, "{text}");
     assert_eq!(json["recount"], 0.0, "{text}");
