@@ -19,7 +19,10 @@ fn json(args: &[&str]) -> Value {
 /// The sampled parts' indices of an estimate's JSON.
 fn indices(report: &Value) -> Vec<u64> {
     let sample = report["estimate"]["sample"].as_array().expect("a sample");
-    sample.iter().map(|p| p["index"].as_u64().unwrap()).collect()
+    sample
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect()
 }
 
 /// A figure of an estimate's JSON.
@@ -75,7 +78,10 @@ fn every_part_sampled_gives_the_exact_count_and_no_interval() {
     assert!(peak > f64::from(1 << 20), "{report}");
     assert!(figure(&report, &["plan", "parts"]) >= 1.0);
     assert!(figure(&report, &["plan", "memory_mib"]) >= 256.0);
-    assert_eq!(report["provenance"]["build"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        report["provenance"]["build"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
 }
 
 /// The same seed samples the same parts; another seed others. The estimate is the sample's
@@ -84,7 +90,15 @@ fn every_part_sampled_gives_the_exact_count_and_no_interval() {
 fn a_seeded_sample_is_the_same_parts_and_its_mean_times_k() {
     let run = |seed: &str| {
         json(&[
-            "estimate", "11", "--parts", "64", "--samples", "5", "--seed", seed, "--json",
+            "estimate",
+            "11",
+            "--parts",
+            "64",
+            "--samples",
+            "5",
+            "--seed",
+            seed,
+            "--json",
         ])
     };
     let (a, b, c) = (run("3"), run("3"), run("4"));
@@ -155,7 +169,11 @@ fn bad_flags_are_refused() {
     };
     refused(&["estimate", "10"], 2, "--parts <K>");
     refused(&["estimate", "10", "--parts", "0"], 2, "--parts <K>");
-    refused(&["estimate", "10", "--parts", "8", "--samples", "1"], 1, "--samples: 1 ");
+    refused(
+        &["estimate", "10", "--parts", "8", "--samples", "1"],
+        1,
+        "--samples: 1 ",
+    );
     refused(
         &["estimate", "10", "--parts", "4", "--samples", "5"],
         1,
@@ -173,22 +191,52 @@ fn bad_flags_are_refused() {
         2,
         "--cpus-per-task <CPUS>",
     );
-    refused(&["estimate", "10", "--parts", "4", "--array-limit", "0"], 2, "--array-limit");
-    refused(&["estimate", "40", "--parts", "4"], 1, "n: 40 is not a supported board size");
+    refused(
+        &["estimate", "10", "--parts", "4", "--array-limit", "0"],
+        2,
+        "--array-limit",
+    );
+    refused(
+        &["estimate", "40", "--parts", "4"],
+        1,
+        "n: 40 is not a supported board size",
+    );
 }
 
 /// A local count's line says how and where it was counted; `--version` names the commit.
 #[test]
 fn count_lines_carry_their_provenance() {
-    let line = json(&["count", "11", "--local", "--json", "--shard", "1/3", "--recount", "0.5"]);
-    assert_eq!(line["build"]["version"], env!("CARGO_PKG_VERSION"), "{line}");
+    let line = json(&[
+        "count",
+        "11",
+        "--local",
+        "--json",
+        "--shard",
+        "1/3",
+        "--recount",
+        "0.5",
+    ]);
+    assert_eq!(
+        line["build"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{line}"
+    );
     let commit = line["build"]["commit"].as_str().unwrap().to_string();
     assert!(!commit.is_empty(), "{line}");
     for field in ["tier", "cpu", "host"] {
-        assert!(line[field].as_str().is_some_and(|s| !s.is_empty()), "{line}");
+        assert!(
+            line[field].as_str().is_some_and(|s| !s.is_empty()),
+            "{line}"
+        );
     }
-    assert!(line["cpu_seconds"].as_f64().is_some_and(|s| s >= 0.0), "{line}");
-    assert!(line["peak_bytes"].as_u64().is_some_and(|b| b > 1 << 20), "{line}");
+    assert!(
+        line["cpu_seconds"].as_f64().is_some_and(|s| s >= 0.0),
+        "{line}"
+    );
+    assert!(
+        line["peak_bytes"].as_u64().is_some_and(|b| b > 1 << 20),
+        "{line}"
+    );
     assert_eq!(line["recount"], 0.5, "{line}");
     assert!(line["seconds"].as_f64().is_some(), "{line}");
     let (code, out, _) = queens_cli(&["--version"]);
@@ -211,7 +259,10 @@ fn sum_prints_a_digest_and_refuses_mixed_builds() {
         .collect();
     let (code, out, err) = sum(&[], &lines.concat());
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("n: 10\nshards: 3\nsolutions: 724\n"), "{out}");
+    assert!(
+        out.starts_with("n: 10\nshards: 3\nsolutions: 724\n"),
+        "{out}"
+    );
     let digest = out.lines().find(|l| l.starts_with("digest: sha256:"));
     let digest = digest.unwrap_or_else(|| panic!("{out}")).to_string();
     assert!(out.contains(" (3 shards)\ntiers: "), "{out}");
@@ -224,7 +275,10 @@ fn sum_prints_a_digest_and_refuses_mixed_builds() {
     let mixed = format!("{}{other}\n{}", lines[0], lines[2]);
     let (code, out, err) = sum(&[], &mixed);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
-    assert!(err.contains("2 builds: ") && err.contains("--allow-mixed-builds"), "{err}");
+    assert!(
+        err.contains("2 builds: ") && err.contains("--allow-mixed-builds"),
+        "{err}"
+    );
     let (code, out, err) = sum(&["--allow-mixed-builds"], &mixed);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&format!("{digest}\n")), "{out}");

@@ -694,7 +694,10 @@ fn indexed_job_shards_sum_to_the_whole() {
         A000170[13], A002562[13]
     );
     assert!(out.starts_with(&total), "{out}");
-    assert!(out.contains("\nbuilds: ") && out.contains(" (7 shards)\n"), "{out}");
+    assert!(
+        out.contains("\nbuilds: ") && out.contains(" (7 shards)\n"),
+        "{out}"
+    );
     // Shard 3 missing, shard 5 twice.
     let broken: String = lines
         .iter()
