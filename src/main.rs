@@ -1,15 +1,20 @@
 //! The `queens` binary: declares the commands and dispatches them to the library
 //! (`queens::cli`, where their flags, their output and their errors live).
 //! `serve` runs the server; `count` and `enumerate` are clients of a running server (or of
-//! several, or count in this process); `sum` adds up local shard counts.
+//! several, or count in this process); `sum` adds up local shard counts; `estimate` prices a
+//! batch count from a sample of its parts.
 
 use clap::{Parser, Subcommand};
-use queens::cli::{self, CountArgs, EnumerateArgs, ServeArgs, SumArgs};
+use queens::cli::{self, CountArgs, EnumerateArgs, EstimateArgs, ServeArgs, SumArgs};
 use std::process::ExitCode;
 
 /// N-Queens as a gRPC service, and a client for it.
 #[derive(Parser, Debug)]
-#[command(name = "queens", version, about)]
+#[command(
+    name = "queens",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("QUEENS_COMMIT"), ")"),
+    about
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +31,10 @@ enum Command {
     /// Sum the JSON lines of `count --local --json` (files, or stdin), checking that every
     /// shard is there exactly once.
     Sum(SumArgs),
+    /// Price a batch count: time a seeded sample of the parts of a split, each in a process
+    /// of its own as a batch task runs it, and estimate the whole's core-hours and solutions
+    /// (95 % intervals), the memory per part, and the Slurm run to ask for.
+    Estimate(EstimateArgs),
     /// Stream the solutions of an n×n board from a running server, in lexicographic order;
     /// or, with --out, fetch them shard by shard into files, resumably (from the server, or
     /// spread over --endpoints).
@@ -49,6 +58,7 @@ fn start() -> Result<(), cli::Error> {
     queens::solver::forced_tier(forced.as_deref()).map_err(|e| cli::Error::Tier(e.to_string()))?;
     match command {
         Command::Sum(args) => cli::sum(args),
+        Command::Estimate(args) => cli::estimate(&args),
         Command::Count(args) if args.local => cli::count_local(&args),
         Command::Count(args) => runtime(None)?.block_on(cli::count(args)),
         Command::Enumerate(args) => runtime(None)?.block_on(cli::enumerate(args)),

@@ -1,7 +1,9 @@
 //! One shard counted in this process, without a server, as the JSON line
 //! `queens count --local --json` prints: validated by the solver's own checks (the same
-//! messages a server gives, with the core's limits), counted on a pool of its own.
+//! messages a server gives, with the core's limits), counted on a pool of its own; the line
+//! says how and where it was counted (`provenance.rs`).
 
+use super::provenance::Provenance;
 use crate::solver::{self, CountOptions, Pool, Problem, QueryError, Recount, Shard, Square};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
@@ -48,8 +50,11 @@ pub struct ShardCount {
     /// Parts counted a second time in another tier and found equal (with `--recount`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recounted: Option<u64>,
-    /// Seconds the count took.
+    /// Wall seconds the count took (its tables included).
     pub seconds: f64,
+    /// How and where it was counted (absent from lines of older versions).
+    #[serde(flatten)]
+    pub provenance: Provenance,
 }
 
 /// Counts shard `shard` of the n×n board with the queens `fixed` in this process on
@@ -86,5 +91,6 @@ pub fn count_local(
         turn_fixed: counts.turn_fixed,
         recounted: recount.map(|_| progress.recounted.load(Ordering::Relaxed)),
         seconds: started.elapsed().as_secs_f64(),
+        provenance: Provenance::here(recount),
     })
 }

@@ -1,9 +1,18 @@
 //! The sum of shard lines (`queens sum`): every shard of one sharding there exactly once,
 //! the lines agreeing on the board and the number of shards, the total in checked
-//! arithmetic, the classes from the lines' turn-fixed points where they have those.
+//! arithmetic, the classes from the lines' turn-fixed points where they have those; which
+//! builds, tiers, CPUs and hosts counted them (one build only, unless mixing is allowed);
+//! and a digest of the counts summed.
+//!
+//! The digest is the SHA-256 of one text line per shard, in the order of the shard
+//! indices, `N INDEX/COUNT SOLUTIONS FUNDAMENTAL TURN_FIXED` and a newline (a count a line
+//! lacks written `-`): the counted fields only, so the same counts give the same digest
+//! whatever order the lines came in and whatever their provenance or timings say.
 
 use super::count::ShardCount;
+use super::provenance::{Origins, tally_text};
 use crate::solver::{Counts, PartsError};
+use std::fmt::Write as _;
 
 /// Why shard lines do not add up to a total.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +65,21 @@ pub enum SumError {
         /// Which shards are missing or repeated.
         gaps: Gaps,
     },
+    /// The lines come from more than one build, and mixing was not allowed.
+    #[error(
+        "n {n} with {shards} shards: the lines come from {} builds: {}; sum them anyway \
+         with --allow-mixed-builds",
+        .builds.len(),
+        tally_text(builds)
+    )]
+    MixedBuilds {
+        /// Board size.
+        n: u32,
+        /// Number of shards.
+        shards: u32,
+        /// Lines per build (`unknown` for lines that do not say).
+        builds: std::collections::BTreeMap<String, u64>,
+    },
     /// The lines' counts do not add up to a total (too large, or parts split in different
     /// ways: some with `fundamental`, others with `turn_fixed`).
     #[error("n {n} with {shards} shards: {source}")]
@@ -70,7 +94,7 @@ pub enum SumError {
 }
 
 /// The total of a complete set of shard lines.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Total {
     /// Board size.
     pub n: u32,
@@ -81,6 +105,10 @@ pub struct Total {
     /// Total symmetry classes, when every shard had them or every shard had turn-fixed
     /// points (then found from those).
     pub fundamental: Option<u64>,
+    /// The SHA-256 of the counts summed, in hex (see the module's doc).
+    pub digest: String,
+    /// Which builds, tiers, CPUs and hosts counted the shards.
+    pub origins: Origins,
 }
 
 /// Shards missing or repeated among a sharding's lines, as ranges of indices (a
@@ -198,9 +226,22 @@ pub struct Summer {
     shards: Vec<(u32, Counts)>,
     /// Lines read, blank ones included.
     lines: usize,
+    /// Where the lines were counted.
+    origins: Origins,
+    /// Whether lines of different builds may be summed.
+    allow_mixed_builds: bool,
 }
 
 impl Summer {
+    /// A summer that refuses lines of different builds (as [`Summer::default`]) or, with
+    /// `allow_mixed_builds`, sums them and reports them.
+    pub fn new(allow_mixed_builds: bool) -> Summer {
+        Summer {
+            allow_mixed_builds,
+            ..Summer::default()
+        }
+    }
+
     /// Adds the next line (blank lines are skipped); fails on a line that is not a shard
     /// count, or that counts another board or sharding than the lines before it.
     pub fn add(&mut self, line: &str) -> Result<(), SumError> {
@@ -240,6 +281,7 @@ impl Summer {
             turn_fixed: c.turn_fixed,
         };
         self.shards.push((c.shard.index, counts));
+        self.origins.add(&c.provenance);
         Ok(())
     }
 
@@ -269,17 +311,48 @@ impl Summer {
         }
         let parts = self.shards.iter().map(|&(_, counts)| counts);
         let total = Counts::whole(parts).map_err(|source| SumError::Parts { n, shards, source })?;
+        if self.origins.builds.len() > 1 && !self.allow_mixed_builds {
+            let builds = self.origins.builds;
+            return Err(SumError::MixedBuilds { n, shards, builds });
+        }
         Ok(Total {
             n,
             shards,
             solutions: total.solutions,
             fundamental: total.fundamental,
+            digest: digest(n, shards, &self.shards),
+            origins: self.origins,
         })
     }
 }
 
+/// The SHA-256, in hex, of the canonical text of `parts` (each shard once, in order of
+/// index) of n with `shards` shards: see the module's doc.
+fn digest(n: u32, shards: u32, parts: &[(u32, Counts)]) -> String {
+    let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut line = String::new();
+    let or_dash = |count: Option<u64>| count.map_or("-".to_string(), |c| c.to_string());
+    for (index, counts) in parts {
+        line.clear();
+        let (fundamental, turn_fixed) = (or_dash(counts.fundamental), or_dash(counts.turn_fixed));
+        let solutions = counts.solutions;
+        // Writing into a String cannot fail.
+        let _ = writeln!(
+            line,
+            "{n} {index}/{shards} {solutions} {fundamental} {turn_fixed}"
+        );
+        hash.update(line.as_bytes());
+    }
+    let sum = hash.finish();
+    sum.as_ref().iter().fold(String::new(), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    })
+}
+
 /// Sums shard lines (blank lines skipped), in any order. Fails, naming them, when shards
-/// are missing or repeated, or when lines disagree on n or on the number of shards.
+/// are missing or repeated, when lines disagree on n or on the number of shards, or when
+/// they come from different builds (see [`Summer::new`] to allow that).
 pub fn sum<I: IntoIterator<Item = String>>(lines: I) -> Result<Total, SumError> {
     let mut summer = Summer::default();
     for line in lines {

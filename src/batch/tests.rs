@@ -1,5 +1,6 @@
 //! The batch side's tests: orchestrators' variables to shards, local shard counts summed
-//! to the whole, sums that name missing and repeated shards.
+//! to the whole with their provenance, sums that name missing and repeated shards, refuse
+//! mixed boards, splits and builds, and digest their counts.
 
 use super::*;
 use crate::solver::Shard;
@@ -13,6 +14,7 @@ fn line(index: u32, count: u32, solutions: u64) -> String {
         turn_fixed: None,
         recounted: None,
         seconds: 0.0,
+        provenance: Provenance::default(),
     })
     .unwrap()
 }
@@ -309,4 +311,192 @@ fn a_large_sharding_sums_in_any_order_and_names_its_gaps_as_ranges() {
     let err = sum(odd).unwrap_err().to_string();
     assert!(err.contains("500 shards missing: 1, 3, 5,"), "{err}");
     assert!(err.contains("39 and 480 more ranges"), "{err}");
+}
+
+/// A local count's line says which build, tier, CPU and host counted it, with its CPU
+/// seconds, peak memory and recount fraction; the sum reports them, and its digest.
+#[test]
+fn local_lines_carry_provenance_and_the_sum_reports_it() {
+    let c = count_local(12, &[], Shard { index: 1, count: 2 }, 2, Some(0.0)).unwrap();
+    let text = serde_json::to_string(&c).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        json["build"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{text}"
+    );
+    let commit = json["build"]["commit"].as_str().unwrap();
+    let hex = commit.trim_end_matches("-dirty");
+    assert!(
+        commit == UNKNOWN || (hex.len() == 40 && hex.chars().all(|c| c.is_ascii_hexdigit())),
+        "{text}"
+    );
+    assert_eq!(json["tier"], crate::solver::tier_name(), "{text}");
+    for field in ["cpu", "host"] {
+        assert!(
+            json[field].as_str().is_some_and(|s| !s.is_empty()),
+            "{text}"
+        );
+    }
+    // The whole test process's: other tests run beside this one.
+    let cpu = json["cpu_seconds"].as_f64().unwrap();
+    assert!(cpu > 0.0 && cpu.is_finite(), "{text}");
+    let peak = json["peak_bytes"].as_u64().unwrap();
+    assert!(peak > 1 << 20 && peak < 1 << 40, "{text}");
+    assert_eq!(json["recount"], 0.0, "{text}");
+    // Read back as it was written.
+    assert_eq!(serde_json::from_str::<ShardCount>(&text).unwrap(), c);
+    let other = count_local(12, &[], Shard { index: 0, count: 2 }, 2, None).unwrap();
+    let total = sum([text, serde_json::to_string(&other).unwrap()]).unwrap();
+    assert_eq!(total.solutions, 14_200);
+    let build = Build::this().to_string();
+    assert_eq!(total.origins.builds.get(&build), Some(&2), "{total:?}");
+    assert_eq!(total.origins.tiers.len(), 1, "{total:?}");
+    assert_eq!(total.origins.cpus.values().sum::<u64>(), 2);
+    assert_eq!(total.origins.cpu_seconds.1, 2);
+    assert_eq!(
+        total.origins.peak_bytes,
+        Some(peak.max(other.provenance.peak_bytes.unwrap()))
+    );
+}
+
+/// Lines of an older version, without provenance, still sum; their build, tier and CPU are
+/// `unknown`.
+#[test]
+fn lines_without_provenance_still_sum() {
+    let old =
+        r#"{"n":8,"shard":{"index":0,"count":2},"solutions":40,"fundamental":6,"seconds":0.1}"#;
+    let old_too =
+        r#"{"n":8,"shard":{"index":1,"count":2},"solutions":52,"fundamental":6,"seconds":0.1}"#;
+    let total = sum([old.to_string(), old_too.to_string()]).unwrap();
+    assert_eq!((total.solutions, total.fundamental), (92, Some(12)));
+    for tally in [
+        &total.origins.builds,
+        &total.origins.tiers,
+        &total.origins.cpus,
+    ] {
+        assert_eq!(tally.get(UNKNOWN), Some(&2), "{total:?}");
+    }
+    assert_eq!(total.origins.cpu_seconds, (0.0, 0));
+    assert_eq!(total.origins.peak_bytes, None);
+}
+
+/// A line of another board or another split is refused, naming both.
+#[test]
+fn a_sum_of_other_boards_or_splits_is_refused() {
+    let mut other_n: ShardCount = serde_json::from_str(&line(1, 2, 5)).unwrap();
+    other_n.n = 9;
+    let err = sum([line(0, 2, 5), serde_json::to_string(&other_n).unwrap()]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SumError::Mismatch {
+                line: 2,
+                n: 9,
+                first_n: 8,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "line 2: n 9 with 2 shards, but earlier lines have n 8 with 2 shards"
+    );
+    let err = sum([line(0, 2, 5), line(1, 4, 5)]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SumError::Mismatch {
+                count: 4,
+                first_count: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// Lines of two builds (or of a build and an older version that names none) are refused
+/// unless mixing is allowed, and then both builds are reported.
+#[test]
+fn a_sum_of_mixed_builds_is_refused_unless_allowed() {
+    let with_build = |index: u32, commit: &str| {
+        let mut c: ShardCount = serde_json::from_str(&line(index, 3, 5)).unwrap();
+        c.provenance.build = Some(Build {
+            version: "0.1.0".into(),
+            commit: commit.into(),
+        });
+        serde_json::to_string(&c).unwrap()
+    };
+    let lines = [
+        with_build(0, "aaa"),
+        with_build(1, "bbb"),
+        with_build(2, "aaa"),
+    ];
+    let err = sum(lines.clone()).unwrap_err();
+    let SumError::MixedBuilds { builds, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(builds.get("0.1.0 aaa"), Some(&2));
+    assert_eq!(builds.get("0.1.0 bbb"), Some(&1));
+    let text = err.to_string();
+    assert!(
+        text.contains("2 builds: 0.1.0 aaa (2 shards); 0.1.0 bbb (1 shard)")
+            && text.contains("--allow-mixed-builds"),
+        "{text}"
+    );
+    let mut allowed = Summer::new(true);
+    for l in &lines {
+        allowed.add(l).unwrap();
+    }
+    let total = allowed.total().unwrap();
+    assert_eq!((total.solutions, total.origins.builds.len()), (15, 2));
+    // One build and lines that name none: mixed too.
+    let err = sum([with_build(0, "aaa"), line(1, 3, 5), line(2, 3, 5)]).unwrap_err();
+    assert!(err.to_string().contains("unknown (2 shards)"), "{err}");
+    // One build throughout: summed.
+    let same = [
+        with_build(0, "aaa"),
+        with_build(1, "aaa"),
+        with_build(2, "aaa"),
+    ];
+    assert_eq!(sum(same).unwrap().solutions, 15);
+}
+
+/// The digest depends on the counts summed alone: not on the lines' order, timings or
+/// provenance; a changed count changes it.
+#[test]
+fn the_digest_is_stable_under_reordering_and_follows_the_counts() {
+    let lines: Vec<String> = (0..6).map(|i| line(i, 6, 10 + u64::from(i))).collect();
+    let digest = sum(lines.clone()).unwrap().digest;
+    assert_eq!(digest.len(), 64);
+    assert!(digest.chars().all(|c| c.is_ascii_hexdigit()), "{digest}");
+    let mut reordered = lines.clone();
+    reordered.reverse();
+    reordered.swap(1, 4);
+    assert_eq!(sum(reordered).unwrap().digest, digest);
+    // Other timings and provenance: the same digest.
+    let mut timed: ShardCount = serde_json::from_str(&lines[2]).unwrap();
+    timed.seconds = 99.0;
+    timed.provenance.host = Some("elsewhere".into());
+    let mut retimed = lines.clone();
+    retimed[2] = serde_json::to_string(&timed).unwrap();
+    assert_eq!(sum(retimed).unwrap().digest, digest);
+    // One count changed: another digest.
+    let mut changed = lines.clone();
+    changed[3] = line(3, 6, 14);
+    assert_ne!(sum(changed).unwrap().digest, digest);
+    let mut classes: ShardCount = serde_json::from_str(&lines[0]).unwrap();
+    classes.fundamental = Some(2);
+    let mut changed = lines;
+    changed[0] = serde_json::to_string(&classes).unwrap();
+    assert_ne!(sum(changed).unwrap().digest, digest);
+    // The canonical text of the module's doc, hashed by hand: `8 0/1 92 12 -`.
+    let one =
+        r#"{"n":8,"shard":{"index":0,"count":1},"solutions":92,"fundamental":12,"seconds":0}"#;
+    assert_eq!(
+        sum([one.to_string()]).unwrap().digest,
+        "059b0e485654c19be2baa457df0d7b6511b4f0f21ca7b665ed8e2de2cc51f3a5"
+    );
 }

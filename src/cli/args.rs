@@ -158,8 +158,9 @@ pub struct CountArgs {
     /// --shards, shard $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT).
     #[arg(long, conflicts_with = "endpoints")]
     pub local: bool,
-    /// With --local: print one JSON line (n, shard, solutions, fundamental or turn_fixed,
-    /// seconds) for `queens sum`.
+    /// With --local: print one JSON line for `queens sum`: n, shard, solutions, fundamental
+    /// or turn_fixed, seconds (wall), and how and where it was counted (build, tier, cpu,
+    /// host, cpu_seconds, peak_bytes, recount).
     #[arg(long, requires = "local")]
     pub json: bool,
     /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 28) a second
@@ -188,6 +189,52 @@ fn fraction(text: &str) -> Result<f64, FractionError> {
 pub struct SumArgs {
     /// Files of JSON lines; none reads stdin.
     pub files: Vec<PathBuf>,
+    /// Sum lines counted by different builds (versions or commits; lines that name none
+    /// count as the build `unknown`) instead of refusing them; the builds are listed.
+    #[arg(long)]
+    pub allow_mixed_builds: bool,
+}
+
+/// The flags of `estimate`.
+#[derive(Args, Debug)]
+pub struct EstimateArgs {
+    /// Board size.
+    pub n: u32,
+    /// The split to price: K parts, as `count --local --shard I/K` counts them.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parts: u32,
+    /// Parts to time (at least 2, at most --parts), chosen at random by --seed.
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub samples: u32,
+    /// Chooses the sampled parts: the same seed, K and S choose the same parts anywhere.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Wall hours an average part of the suggested split should take.
+    #[arg(long, value_name = "HOURS", default_value_t = 1.0, value_parser = positive_hours)]
+    pub part_hours: f64,
+    /// CPUs each task of the suggested split is given [default: the CPUs the sample runs
+    /// on here].
+    #[arg(long, value_name = "CPUS", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub cpus_per_task: Option<u32>,
+    /// Most tasks in one Slurm job array (Slurm's MaxArraySize less one).
+    #[arg(long, value_name = "TASKS", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub array_limit: u32,
+    /// Print the estimate as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An hours value that is not a positive number of at most a year.
+#[derive(Debug, thiserror::Error)]
+#[error("expected a number of hours above 0 and at most 8760")]
+pub struct HoursError;
+
+/// A positive number of hours, at most a year.
+fn positive_hours(text: &str) -> Result<f64, HoursError> {
+    let value: f64 = text.trim().parse().map_err(|_| HoursError)?;
+    (value > 0.0 && value <= 8760.0)
+        .then_some(value)
+        .ok_or(HoursError)
 }
 
 /// The flags of `enumerate`. `--endpoints` and `--shards` fetch an enumeration into files:

@@ -2,7 +2,7 @@
 //! (exit code 2; `--help` and `--version` exit 0), anything else as one line (exit code 1),
 //! on stderr, or in the server's log once `serve` has set one up.
 
-use crate::batch::{LocalCountError, SumError, TaskShardError};
+use crate::batch::{EstimateError, LocalCountError, SumError, TaskShardError};
 use crate::config::ReadError;
 use crate::config::TokensError;
 use crate::server::{ServeError, TracesError};
@@ -65,6 +65,17 @@ pub enum Error {
     /// Shard lines do not add up.
     #[error(transparent)]
     Sum(#[from] SumError),
+    /// An estimate's flags do not make a sample.
+    #[error(transparent)]
+    Estimate(#[from] EstimateError),
+    /// A sampled part of an estimate could not be counted.
+    #[error("part {index}: {reason}")]
+    Part {
+        /// The part's index.
+        index: u32,
+        /// Why.
+        reason: String,
+    },
     /// Standard input could not be read.
     #[error("stdin: {0}")]
     Stdin(std::io::Error),

@@ -56,7 +56,8 @@ fn totals(out: &Path) -> String {
         .replace('\n', ", ")
 }
 
-/// What `queens sum` prints for the whole n = 16 board in 16 shards (OEIS A000170, A002562).
+/// What `queens sum` prints first for the whole n = 16 board in 16 shards (OEIS A000170,
+/// A002562): its digest and provenance follow.
 fn expected_total() -> String {
     format!(
         "n: {N}\nshards: {SHARDS}\nsolutions: {}\nfundamental: {}\n",
@@ -129,10 +130,18 @@ fn check_run(cluster: &Cluster, out: &Path, arrays: &[String], sum: &str) {
         A000170[N as usize - 1],
         "the shard lines' solutions"
     );
+    // The total, then the digest of the counts and where they were counted: one build.
     let total = fs::read_to_string(out.join("total.txt")).expect("total.txt");
-    assert_eq!(total, expected_total());
+    assert!(total.starts_with(&expected_total()), "{total}");
+    assert!(total.contains("\ndigest: sha256:"), "{total}");
+    let build = total.lines().find(|l| l.starts_with("builds: "));
+    let one = format!("({SHARDS} shards)");
+    assert!(
+        build.is_some_and(|l| l.ends_with(&one) && !l.contains(';')),
+        "{total}"
+    );
     let log = fs::read_to_string(out.join(format!("slurm-{sum}.out"))).expect("the sum's log");
-    assert_eq!(log, expected_total(), "the sum job's log");
+    assert_eq!(log, total, "the sum job's log");
 }
 
 /// The module's runs on one cluster, started once: plain, requeued, in four arrays (twice),
