@@ -16,6 +16,7 @@ mod auth;
 mod cancellation;
 mod cli;
 mod deploy_manifests;
+mod docs;
 mod estimate;
 mod fairness_deadlines;
 mod fanout;
