@@ -72,7 +72,7 @@ pub struct ServeArgs {
     pub max_searches_per_client: Option<u32>,
     /// Small searches (Count up to n = 12, Enumerate up to n = 12) running at once; they take
     /// no --max-searches slot, and wait up to --small-search-wait for a place
-    /// [default: 8 per core].
+    /// [default: 32 per core].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_small_searches: Option<u32>,
     /// Small searches one client (token, certificate or IP address) may run at once; more
