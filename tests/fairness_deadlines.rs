@@ -13,7 +13,7 @@
 use crate::common;
 use crate::common::h2raw;
 
-use common::{A000170, ServerProcess, count_8_by, count_request};
+use common::{A000170, LONG_N, ServerProcess, count_by, count_request};
 use prost::Message;
 use queens::pb::EnumerateRequest;
 use queens::pb::queens_client::QueensClient;
@@ -259,10 +259,11 @@ async fn read_for(
     (end, bytes, late)
 }
 
-/// Asserts that Count n = 8 is answered 92 within a second of a stream's `deadline`.
+/// Asserts that a long search (Count n = 13, which needs the slot) is answered within a
+/// second of a stream's `deadline`.
 async fn slot_free_a_second_after(client: &mut QueensClient<Channel>, deadline: Instant) {
     let why = "the slot was not free 1 s after the deadline";
-    count_8_by(client, deadline + Duration::from_secs(1), why).await;
+    count_by(client, LONG_N, deadline + Duration::from_secs(1), why).await;
 }
 
 /// Asserts that an Enumerate of n = 18 ended with DEADLINE_EXCEEDED (`end` as [`read_for`]
@@ -277,7 +278,7 @@ fn assert_ended_by_deadline(end: Option<Result<(), Status>>, ran_on: String) {
 
 /// An Enumerate of n = 18 (billions of bytes) with a 1 s deadline (`Request::set_timeout`),
 /// read continuously, ends with DEADLINE_EXCEEDED from the server, and with
-/// `--max-searches 1` a Count n = 8 is answered within 1 s of the deadline.
+/// `--max-searches 1` a Count n = 13 (a long search) is answered within 1 s of the deadline.
 #[tokio::test]
 async fn enumerate_ends_at_its_deadline_and_gives_back_its_slot() {
     let mut request = Request::new(enumerate_18());
@@ -334,8 +335,8 @@ async fn raw_grpc_timeout_ends_enumerate_at_the_server() {
 }
 
 /// With `--stall-timeout 2 --max-searches 1`, an Enumerate of n = 16 whose reader never takes
-/// a message holds the only slot (Count n = 8 is refused at once and still after 1 s) until the
-/// stall timeout ends it: by 6 s after it opened, a Count n = 8 is answered 92.
+/// a message holds the only slot (a long Count, n = 13, is refused at once and still after
+/// 1 s) until the stall timeout ends it: by 6 s after it opened, a Count n = 13 is answered.
 #[tokio::test]
 async fn a_stream_nobody_reads_gives_back_its_slot() {
     let server = ServerProcess::start(&["--stall-timeout", "2", "--max-searches", "1"]);
@@ -354,15 +355,16 @@ async fn a_stream_nobody_reads_gives_back_its_slot() {
         .into_inner();
     for probe in [Duration::ZERO, Duration::from_secs(1)] {
         tokio::time::sleep_until((opened + probe).into()).await;
-        let status = client.count(count_request(8)).await.unwrap_err();
+        let status = client.count(count_request(LONG_N)).await.unwrap_err();
         assert_eq!(
             status.code(),
             Code::ResourceExhausted,
             "the unread stream holds the only slot at {probe:?}: {status:?}"
         );
     }
-    count_8_by(
+    count_by(
         &mut client,
+        LONG_N,
         opened + Duration::from_secs(6),
         "the unread stream still held its slot 6 s after it opened (--stall-timeout 2)",
     )
@@ -428,8 +430,9 @@ async fn count_past_its_deadline_answers_deadline_exceeded() {
     }
     // The abandoned counts gave back their slots.
     let mut client = client_from(&server.url(), "127.0.0.1").await;
-    count_8_by(
+    count_by(
         &mut client,
+        LONG_N,
         Instant::now() + Duration::from_secs(1),
         "slots still held after the deadlines",
     )

@@ -320,8 +320,8 @@ async fn refusals_name_the_field() {
 }
 
 /// A server of one search slot, taken by a DoGet of n = 18 that has sent its first batch:
-/// the server, the Flight client, the open stream and a Queens client whose Count of n = 8
-/// was just refused for want of a slot.
+/// the server, the Flight client, the open stream and a Queens client whose Count of n = 13
+/// (a long search) was just refused for want of a slot.
 async fn slot_held_by_a_stream() -> (
     InProcess,
     FlightClient,
@@ -344,7 +344,10 @@ async fn slot_held_by_a_stream() -> (
     let mut queens = queens::client::connect(&server.url())
         .await
         .expect("connect");
-    let busy = queens.count(common::count_request(8)).await.unwrap_err();
+    let busy = queens
+        .count(common::count_request(common::LONG_N))
+        .await
+        .unwrap_err();
     assert_eq!(
         busy.code(),
         tonic::Code::ResourceExhausted,
@@ -358,7 +361,8 @@ async fn a_stream_left_early_gives_its_search_slot_back() {
     let (_server, _client, stream, mut queens) = slot_held_by_a_stream().await;
     drop(stream);
     let until = Instant::now() + Duration::from_secs(5);
-    common::count_8_by(&mut queens, until, "the slot was not given back").await;
+    let why = "the slot was not given back";
+    common::count_by(&mut queens, common::LONG_N, until, why).await;
 }
 
 /// GetFlightInfo of the command `json`, answered within 10 s.
@@ -374,8 +378,9 @@ async fn info(client: &mut FlightClient, json: &str) -> FlightInfo {
 
 /// GetFlightInfo counts no search: on a server of one search slot, taken by a DoGet, it
 /// answers n = 20 (whose Count takes 36 s on 2 cores) with -1, one endpoint per part and the
-/// schema, and a small board with -1 too (no slot to spare); with the slot free again, the
-/// small board's total, and still -1 above n = 14.
+/// schema, and n = 13 with -1 too (a long search: no slot to spare), while a small board's
+/// total (n = 8, counted beside the slots) comes at once; with the slot free again, the total
+/// of n = 13 and 14, and still -1 above n = 14.
 #[tokio::test]
 async fn flight_info_takes_no_search_slot_and_counts_only_small_boards() {
     let (_server, mut client, stream, mut queens) = slot_held_by_a_stream().await;
@@ -390,14 +395,23 @@ async fn flight_info_takes_no_search_slot_and_counts_only_small_boards() {
     let parts = info(&mut client, r#"{"n": 20, "parts": 4}"#).await;
     assert_eq!((parts.total_records, parts.endpoint.len()), (-1, 4));
     assert_eq!(
-        info(&mut client, r#"{"n": 8}"#).await.total_records,
+        info(&mut client, r#"{"n": 13}"#).await.total_records,
         -1,
         "no slot to spare"
     );
+    assert_eq!(
+        info(&mut client, r#"{"n": 8}"#).await.total_records,
+        92,
+        "a small count needs no slot"
+    );
     drop(stream);
     let until = Instant::now() + Duration::from_secs(5);
-    common::count_8_by(&mut queens, until, "the slot was not given back").await;
-    assert_eq!(info(&mut client, r#"{"n": 8}"#).await.total_records, 92);
+    let why = "the slot was not given back";
+    common::count_by(&mut queens, common::LONG_N, until, why).await;
+    assert_eq!(
+        info(&mut client, r#"{"n": 13}"#).await.total_records,
+        common::A000170[12] as i64
+    );
     assert_eq!(
         info(&mut client, r#"{"n": 14}"#).await.total_records,
         common::A000170[13] as i64

@@ -63,9 +63,13 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
     let mut client = server.client().await;
     let mut stream = common::open_stream(&mut client, 18, true).await;
     assert!(stream.message().await.unwrap().is_some());
-    // The open stream holds the only slot, even while its producer waits for the reader.
+    // The open stream holds the only slot, even while its producer waits for the reader: a
+    // long search (n = 13) finds none.
     let started = Instant::now();
-    let status = client.count(common::count_request(8)).await.unwrap_err();
+    let status = client
+        .count(common::count_request(common::LONG_N))
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
     assert!(status.message().contains("--max-searches 1"), "{status:?}");
     assert!(
@@ -81,10 +85,22 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
     );
     assert_eq!(limit_details(&status), busy);
     let status = client
-        .enumerate(common::enumerate_request(4))
+        .enumerate(common::enumerate_request(common::LONG_N))
         .await
         .unwrap_err();
     assert_eq!(limit_details(&status), busy);
+    // A small search takes no slot: Count n = 8 and an Enumerate of n = 4 are answered.
+    assert_eq!(common::solutions(&mut client, 8).await, 92);
+    let mut small = client
+        .enumerate(common::enumerate_request(4))
+        .await
+        .expect("a small stream beside the held slot")
+        .into_inner();
+    let mut boards = 0;
+    while let Some(message) = small.message().await.expect("the small stream") {
+        boards += message.boards.len();
+    }
+    assert_eq!(boards, 2);
     // Invalid requests are still told what is wrong, without a slot.
     let status = client.count(common::count_request(0)).await.unwrap_err();
     assert_eq!(
@@ -95,7 +111,7 @@ async fn searches_beyond_the_cap_are_refused_at_once() {
     // Leaving the stream frees the slot.
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
-    common::count_8_by(&mut client, deadline, "slot not freed").await;
+    common::count_by(&mut client, common::LONG_N, deadline, "slot not freed").await;
 }
 
 /// Requests shed at the gate (`--max-requests`, `--max-requests-per-client`) carry the limit
@@ -124,7 +140,7 @@ async fn shed_requests_carry_their_limit_and_a_retry_delay() {
         );
         drop(stream);
         let deadline = Instant::now() + Duration::from_secs(5);
-        common::count_8_by(&mut client, deadline, "request not given back").await;
+        common::count_by(&mut client, 8, deadline, "request not given back").await;
     }
 }
 

@@ -11,6 +11,7 @@
 mod common;
 mod tools;
 
+mod admission;
 mod architecture;
 mod auth;
 mod cancellation;

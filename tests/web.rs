@@ -194,7 +194,7 @@ fn busy_ticks(pid: u32, ticks: u64, limit: Duration) -> Option<Duration> {
 }
 
 /// With one search slot: a gRPC-Web Count is answered and logged as gRPC-Web; a gRPC-Web
-/// Enumerate n = 20 read over HTTP/1.1 holds the slot, so a second call is refused
+/// Enumerate n = 20 read over HTTP/1.1 holds the slot, so a long Count (n = 13) is refused
 /// RESOURCE_EXHAUSTED; closing that connection stops the search within 1 s; the scrape
 /// counts every one of these calls with its code.
 #[test]
@@ -262,7 +262,7 @@ fn grpc_web_calls_pass_the_gate_and_stop_with_their_connection() {
     let refused = grpc_web_call(
         server.addr,
         "Count",
-        &prost::Message::encode_to_vec(&common::count_request(8)),
+        &prost::Message::encode_to_vec(&common::count_request(common::LONG_N)),
         &[],
     );
     assert_eq!(refused.status, Some(8), "{}", refused.head);

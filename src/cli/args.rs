@@ -70,6 +70,19 @@ pub struct ServeArgs {
     /// answered RESOURCE_EXHAUSTED [default: half of --max-searches, at least 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_searches_per_client: Option<u32>,
+    /// Small searches (Count up to n = 12, Enumerate up to n = 12) running at once; they take
+    /// no --max-searches slot, and wait up to --small-search-wait for a place
+    /// [default: 32 per core].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_small_searches: Option<u32>,
+    /// Small searches one client (token, certificate or IP address) may run at once; more
+    /// wait for one of theirs to end [default: half of --max-small-searches, at least 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_small_searches_per_client: Option<u32>,
+    /// Seconds a small search waits for a place (at most its call's deadline) before it is
+    /// answered RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = Seconds(config::SMALL_SEARCH_WAIT))]
+    pub small_search_wait: Seconds,
     /// Requests one client (token, certificate or IP address) may have in flight at once;
     /// more are answered RESOURCE_EXHAUSTED [default: a quarter of --max-requests, at least 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]

@@ -54,6 +54,11 @@ impl ServeArgs {
             max_requests: self.max_requests as usize,
             max_searches_per_client: self.max_searches_per_client.map(|m| m as usize),
             max_requests_per_client: self.max_requests_per_client.map(|m| m as usize),
+            max_small_searches: self
+                .max_small_searches
+                .map_or(defaults.max_small_searches, |m| m as usize),
+            max_small_searches_per_client: self.max_small_searches_per_client.map(|m| m as usize),
+            small_search_wait: self.small_search_wait.0,
             preface_timeout: self.preface_timeout.0,
             idle_timeout: self.idle_timeout.0,
             max_connection_age: self.max_connection_age.map(|s| s.0),

@@ -119,6 +119,40 @@ pub fn default_max_searches() -> usize {
     cores()
 }
 
+/// Largest board a Count (or CountProgress) of which is a small search: admitted beside the
+/// long-search slots (`--max-searches`), in the small searches' places, instead of taking a
+/// slot. A Count's work is bounded by its `n` alone (fixed queens and shards only cut it), and
+/// up to n = 12 it is milliseconds on one thread (figures in docs/performance.md, "Small
+/// searches"): a client may have dozens in flight, as gRPC clients multiplex unary calls,
+/// while a count of n = 20 holds a core for half a minute and keeps the slot rule.
+pub const SMALL_COUNT_N: u32 = 12;
+
+/// Largest board an Enumerate of which is a small search: the whole stream of n = 12 is
+/// 14,200 boards, produced in milliseconds (docs/performance.md, "Small searches"); a
+/// `limit` only cuts that. A limit alone does not make a bigger board's stream small:
+/// with fixed queens or a shard, the first board can be hours of search away, so the
+/// server cannot bound the stream's cost before running it.
+pub const SMALL_ENUMERATE_N: u32 = 12;
+
+/// Small searches running at once, server-wide, per core by default: half of them (one
+/// client's share) is 32 on 2 cores, so a client with 32 calls in flight, as a web backend's
+/// or a notebook's thread pool has, never waits for a place, even on a machine so loaded that
+/// calls take hundreds of milliseconds (measured: with 8 per core, 24 of 2,200 such calls
+/// waited out the second and were refused there). A newcomer still queues behind at most a
+/// share of milliseconds-long searches.
+pub const SMALL_SEARCHES_PER_CORE: usize = 32;
+
+/// Longest a small search waits for a place before it is refused (at most its call's
+/// deadline): places free in milliseconds, so a second means the server is overloaded, and a
+/// client refused then backs off as from a busy slot. A waiting call is a request in flight,
+/// so the waiters are bounded by `--max-requests-per-client` and `--max-requests`.
+pub const SMALL_SEARCH_WAIT: Duration = Duration::from_secs(1);
+
+/// Small searches running at once by default: [`SMALL_SEARCHES_PER_CORE`] per core.
+pub fn default_max_small_searches() -> usize {
+    SMALL_SEARCHES_PER_CORE * cores()
+}
+
 /// Streams one connection may have open at once, advertised in SETTINGS_MAX_CONCURRENT_STREAMS
 /// (tonic passes none, which switches off h2's own default of 200): a client needs a handful,
 /// a fan-out of this CLI 16; 100 is grpc-go's default too. Each open stream costs the server
@@ -220,6 +254,15 @@ pub struct Config {
     /// Requests one client may have in flight at once (`None`: a quarter of `max_requests`,
     /// at least one).
     pub max_requests_per_client: Option<usize>,
+    /// Small searches (see [`SMALL_COUNT_N`], [`SMALL_ENUMERATE_N`]) running at once,
+    /// server-wide; they take no long-search slot.
+    pub max_small_searches: usize,
+    /// Small searches one client may run at once (`None`: half of `max_small_searches`, at
+    /// least one).
+    pub max_small_searches_per_client: Option<usize>,
+    /// Longest a small search waits for a place (at most its call's deadline) before it is
+    /// refused.
+    pub small_search_wait: Duration,
     /// How long a new connection has to finish its TLS handshake and send the preface.
     pub preface_timeout: Duration,
     /// How long a connection with no open stream is kept.
@@ -252,6 +295,14 @@ impl Config {
         self.max_searches_per_client
             .unwrap_or(self.max_searches / 2)
             .clamp(1, self.max_searches.max(1))
+    }
+
+    /// Small searches one client may run at once: the setting, else half of
+    /// `max_small_searches` (at least one, at most `max_small_searches`).
+    pub fn small_searches_per_client(&self) -> usize {
+        self.max_small_searches_per_client
+            .unwrap_or(self.max_small_searches / 2)
+            .clamp(1, self.max_small_searches.max(1))
     }
 
     /// Requests one client may have in flight at once: the setting, else a quarter of
@@ -367,6 +418,9 @@ impl Default for Config {
             max_requests: MAX_REQUESTS,
             max_searches_per_client: None,
             max_requests_per_client: None,
+            max_small_searches: default_max_small_searches(),
+            max_small_searches_per_client: None,
+            small_search_wait: SMALL_SEARCH_WAIT,
             preface_timeout: PREFACE_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
             max_connection_age: None,

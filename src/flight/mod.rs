@@ -8,7 +8,8 @@
 //! Count's; the server's gate (tokens, requests in flight, metrics, traces) sees Flight calls
 //! like any other. `GetFlightInfo` is a metadata call and answers at once: it counts a total
 //! only for a board small enough to count in milliseconds ([`COUNTED_TOTAL_N`]) and only when
-//! a search slot is free, and says -1 (unknown) otherwise. `DoGet` turns each packed message
+//! the count is admitted (a small board's count takes a small search's place, which may wait
+//! briefly; n = 13 and 14 need a free search slot), and says -1 (unknown) otherwise. `DoGet` turns each packed message
 //! into one record batch without copying its records.
 //!
 //! # Layout
@@ -133,7 +134,7 @@ impl FlightQueens {
     }
 
     /// The boards `question` streams, for `GetFlightInfo`: from a Count when
-    /// [`counts_total`] allows one and a search slot is free, else -1 (unknown). The Count
+    /// [`counts_total`] allows one and the Count is admitted, else -1 (unknown). The Count
     /// goes through the Queens service with the call's metadata and extensions (its
     /// deadline, its client, its log note).
     async fn total(

@@ -14,6 +14,13 @@ const BUCKETS: [f64; 12] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
 ];
 
+/// Bucket bounds of `queens_search_wait_seconds`, in seconds: a small search's wait for its
+/// place, from half a millisecond (places free as fast as small searches end) to the default
+/// `--small-search-wait` of 1 s and past it.
+const WAIT_BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
 /// How often process metrics are refreshed.
 const PROCESS_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -34,6 +41,10 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
             Matcher::Full("grpc_server_handling_seconds".to_string()),
             &BUCKETS,
         )?
+        .set_buckets_for_metric(
+            Matcher::Full("queens_search_wait_seconds".to_string()),
+            &WAIT_BUCKETS,
+        )?
         .install()?;
     INSTALLED.store(true, std::sync::atomic::Ordering::Relaxed);
     metrics::describe_counter!("grpc_server_started_total", "RPCs started on the server.");
@@ -50,10 +61,30 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         metrics::Unit::Seconds,
         "Time from the start of an RPC to its end."
     );
-    metrics::describe_gauge!("queens_searches_running", "Searches holding a slot now.");
+    metrics::describe_gauge!(
+        "queens_searches_running",
+        "Long searches holding a slot (--max-searches) now."
+    );
+    metrics::describe_gauge!(
+        "queens_small_searches_running",
+        "Small searches holding a place (--max-small-searches) now."
+    );
+    metrics::describe_counter!(
+        "queens_searches_admitted_total",
+        "Searches admitted (started), by size (small, long)."
+    );
+    metrics::describe_counter!(
+        "queens_searches_waited_total",
+        "Small searches that waited for a place, admitted or refused after the wait."
+    );
+    metrics::describe_histogram!(
+        "queens_search_wait_seconds",
+        metrics::Unit::Seconds,
+        "How long small searches that waited for a place waited."
+    );
     metrics::describe_counter!(
         "queens_searches_refused_total",
-        "Searches refused, by reason (max_searches, max_searches_per_client, max_memory, shutting_down)."
+        "Searches refused, by size and reason (max_searches, max_searches_per_client, max_small_searches, max_small_searches_per_client, max_memory, shutting_down)."
     );
     metrics::describe_gauge!("queens_connections_open", "Connections being served now.");
     metrics::describe_gauge!(
@@ -106,14 +137,24 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
 /// Creates the service's own series at zero, so that they are scraped (and `rate()` works)
 /// before the first event of their kind.
 fn zero_series() {
-    for reason in [
-        "max_searches",
-        "max_searches_per_client",
-        "max_memory",
-        "shutting_down",
+    for (size, reason) in [
+        ("long", "max_searches"),
+        ("long", "max_searches_per_client"),
+        ("long", "max_memory"),
+        ("long", "shutting_down"),
+        ("small", "max_small_searches"),
+        ("small", "max_small_searches_per_client"),
+        ("small", "max_memory"),
+        ("small", "shutting_down"),
     ] {
-        metrics::counter!("queens_searches_refused_total", "reason" => reason).absolute(0);
+        metrics::counter!("queens_searches_refused_total", "reason" => reason, "size" => size)
+            .absolute(0);
     }
+    for size in ["small", "long"] {
+        metrics::counter!("queens_searches_admitted_total", "size" => size).absolute(0);
+    }
+    metrics::counter!("queens_searches_waited_total", "size" => "small").absolute(0);
+    metrics::gauge!("queens_small_searches_running").increment(0.0);
     for reason in ["max_connections", "tls_handshake"] {
         metrics::counter!("queens_connections_refused_total", "reason" => reason).absolute(0);
     }

@@ -64,6 +64,32 @@ pub enum Error {
         /// The cap on one client's concurrent searches.
         limit: usize,
     },
+    /// Every place for small searches stayed taken for as long as the call could wait
+    /// (`--max-small-searches`).
+    #[error(
+        "server busy: all {limit} places for small searches stayed in use for {} s \
+         (--max-small-searches {limit}, --small-search-wait); retry later",
+        waited.as_secs_f64()
+    )]
+    SmallBusy {
+        /// The server's cap on concurrent small searches.
+        limit: usize,
+        /// How long the call waited.
+        waited: Duration,
+    },
+    /// This client's small searches stayed at its share for as long as the call could wait
+    /// (`--max-small-searches-per-client`).
+    #[error(
+        "server busy for this client: it ran {limit} small searches for all of {} s \
+         (--max-small-searches-per-client {limit}, --small-search-wait); retry when one ends",
+        waited.as_secs_f64()
+    )]
+    SmallClientBusy {
+        /// The cap on one client's concurrent small searches.
+        limit: usize,
+        /// How long the call waited.
+        waited: Duration,
+    },
     /// The search's memory is more than is free of the server's budget (`--max-memory`) now:
     /// other searches hold the rest.
     #[error(
@@ -167,6 +193,14 @@ impl Error {
                 "--max-requests-per-client",
                 *limit,
             ),
+            Error::SmallBusy { limit, .. } => {
+                limit_reached("MAX_SMALL_SEARCHES", "--max-small-searches", *limit)
+            }
+            Error::SmallClientBusy { limit, .. } => limit_reached(
+                "MAX_SMALL_SEARCHES_PER_CLIENT",
+                "--max-small-searches-per-client",
+                *limit,
+            ),
             Error::MemoryBusy { need, free, limit } => vec![
                 error_info(
                     "MAX_MEMORY",
@@ -239,6 +273,8 @@ impl From<Error> for Status {
             Error::ShuttingDown => Code::Unavailable,
             Error::Busy { .. }
             | Error::ClientBusy { .. }
+            | Error::SmallBusy { .. }
+            | Error::SmallClientBusy { .. }
             | Error::Requests { .. }
             | Error::ClientRequests { .. }
             | Error::MemoryBusy { .. }
@@ -317,6 +353,24 @@ mod tests {
                 Error::ClientBusy { limit: 1 },
                 "MAX_SEARCHES_PER_CLIENT",
                 map(&[("flag", "--max-searches-per-client"), ("limit", "1")]),
+                second,
+            ),
+            (
+                Error::SmallBusy {
+                    limit: 16,
+                    waited: Duration::from_secs(1),
+                },
+                "MAX_SMALL_SEARCHES",
+                map(&[("flag", "--max-small-searches"), ("limit", "16")]),
+                second,
+            ),
+            (
+                Error::SmallClientBusy {
+                    limit: 8,
+                    waited: Duration::from_millis(250),
+                },
+                "MAX_SMALL_SEARCHES_PER_CLIENT",
+                map(&[("flag", "--max-small-searches-per-client"), ("limit", "8")]),
                 second,
             ),
             (

@@ -7,7 +7,9 @@
 //! - `error.rs`: why a call failed ([`Error`]) and the one mapping to `Status`.
 //! - `call.rs`: what the service knows of a call beyond its request (who, when it arrived,
 //!   the note for its log line); the server's gate fills these in.
-//! - `admission.rs`: the search slots (`--max-searches`) and the memory they reserve.
+//! - `admission.rs`: admission by cost: which searches are small ([`Size`]), the long
+//!   searches' slots (`--max-searches`), and the memory every search reserves.
+//! - `lane.rs`: the small searches' places (`--max-small-searches`), waited for briefly.
 //! - `budget.rs`: the memory budget (`--max-memory`): reservations, the join's tables
 //!   reserved once per size.
 //! - `shares.rs`: each client's share of a bounded resource (search slots, and the server's
@@ -22,14 +24,16 @@ mod budget;
 mod call;
 mod count;
 mod error;
+mod lane;
 mod query;
 mod shares;
 
-pub use self::admission::{Admission, SearchSlot};
+pub use self::admission::{Admission, SearchSlot, Size};
 pub use self::budget::{Budget, Need, Reservation, Reserved};
 pub use self::call::{Arrived, CallNote, ClientId};
 pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
+pub use self::lane::{Lane, Place, Waited};
 pub use self::query::Query;
 pub use self::shares::{Share, Shares};
 
@@ -46,9 +50,6 @@ use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
-
-/// Boards up to this size are counted on one thread (n = 12 takes about 10 ms).
-const SMALL_COUNT_N: u32 = 12;
 
 /// The Queens service: settings, the search slots, the pool searches run on, and the server's
 /// shutdown signal.
@@ -89,8 +90,12 @@ impl QueensService {
                 stall_timeout: config.stall_timeout,
             },
             admission: Admission::new(
-                config.max_searches,
-                config.searches_per_client(),
+                (config.max_searches, config.searches_per_client()),
+                Lane::new(
+                    config.max_small_searches,
+                    config.small_searches_per_client(),
+                    config.small_search_wait,
+                ),
                 config.max_memory,
                 stopping.clone(),
             ),
@@ -111,17 +116,18 @@ impl QueensService {
         self.query
     }
 
-    /// Validates a Count request, takes a search slot and starts the count.
-    fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
+    /// Validates a Count request, admits it (a slot, or a small search's place) and starts
+    /// the count.
+    async fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
         if let Some(note) = note(request) {
             note.n.store(request.get_ref().n, Ordering::Relaxed);
         }
         let problem = self.query.count(request.get_ref())?;
         // Small boards count in milliseconds: more engines would cost more than they save.
-        let threads = if problem.n() <= SMALL_COUNT_N {
-            1
-        } else {
-            self.config.count_threads
+        let size = Size::of_count(&problem);
+        let threads = match size {
+            Size::Small => 1,
+            Size::Long => self.config.count_threads,
         };
         let memory = solver::count_memory(&problem, threads);
         let need = Need {
@@ -130,10 +136,15 @@ impl QueensService {
             engines: threads,
             tables: memory.tables,
         };
-        let slot = self.admission.admit(client(request), need)?;
+        let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
+        let slot = self
+            .admission
+            .admit(client(request), size, need, left)
+            .await?;
         // As many engines as the budget holds now, down to one.
         let threads = slot.engines();
-        // The clocks start now, not when the count is first polled.
+        // The clocks start now, not when the count is first polled (a wait for a place
+        // counts against the deadline).
         let cutoffs = Cutoffs::start(
             self.stopping.clone(),
             self.config.max_search_time,
@@ -194,7 +205,12 @@ impl Queens for QueensService {
             .map_err(Error::from)?;
         let entry = stream::BoardEncoder::new(job.problem.n(), job.form).entry_len() as u64;
         let need = Need::bytes(stream::memory(&job, &self.streams));
-        let slot = self.admission.admit(client(&request), need)?;
+        let size = Size::of_enumeration(&job);
+        let slot = self
+            .admission
+            .admit(client(&request), size, need, deadline(&request))
+            .await?;
+        // After any wait for a place: the stream has what is left.
         let deadline = deadline(&request);
         let messages = stream::start(
             job,
@@ -227,7 +243,7 @@ impl Queens for QueensService {
         &self,
         request: Request<CountRequest>,
     ) -> Result<Response<CountResponse>, Status> {
-        let mut running = self.start_count(&request)?;
+        let mut running = self.start_count(&request).await?;
         let counts = running.result().await?;
         if let Some(note) = note(&request) {
             note.solutions.store(counts.solutions, Ordering::Relaxed);
@@ -241,7 +257,7 @@ impl Queens for QueensService {
         &self,
         request: Request<CountRequest>,
     ) -> Result<Response<Self::CountProgressStream>, Status> {
-        let mut running = self.start_count(&request)?;
+        let mut running = self.start_count(&request).await?;
         let every = self.config.progress_interval;
         let (tx, rx) = mpsc::channel(self.config.channel_messages);
         let stall = self.config.stall_timeout;

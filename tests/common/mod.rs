@@ -317,10 +317,16 @@ pub async fn solutions(client: &mut queens::client::Client, n: u32) -> u64 {
         .solutions
 }
 
-/// Retries Count n = 8 (each answered within 5 s) until a slot is free; asserts the answer is
-/// 92, and panics with `why` and the last refusal if RESOURCE_EXHAUSTED lasts past `until`.
-pub async fn count_8_by<T>(
+/// The smallest board whose Count (and Enumerate) is a long search, one that takes a search
+/// slot (`--max-searches`): up to n = 12 a search is small and takes none.
+pub const LONG_N: u32 = 13;
+
+/// Retries Count `n` (each answered within 5 s) until it is admitted; asserts the answer
+/// (A000170), and panics with `why` and the last refusal if RESOURCE_EXHAUSTED lasts past
+/// `until`. With `n` = [`LONG_N`] it waits for a search slot.
+pub async fn count_by<T>(
     client: &mut queens::pb::queens_client::QueensClient<T>,
+    n: u32,
     until: std::time::Instant,
     why: &str,
 ) where
@@ -330,12 +336,12 @@ pub async fn count_8_by<T>(
     <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
 {
     loop {
-        let attempt = tokio::time::timeout(Duration::from_secs(5), client.count(count_request(8)))
+        let attempt = tokio::time::timeout(Duration::from_secs(5), client.count(count_request(n)))
             .await
-            .expect("Count n = 8 answered within 5 s");
+            .unwrap_or_else(|_| panic!("Count n = {n} answered within 5 s"));
         match attempt {
             Ok(response) => {
-                assert_eq!(response.into_inner().solutions, 92);
+                assert_eq!(response.into_inner().solutions, A000170[n as usize - 1]);
                 return;
             }
             Err(status)

@@ -163,8 +163,14 @@ test("a refused call shows RESOURCE_EXHAUSTED with the server's reason", async (
   assert.equal(held.status, 200);
   try {
     const page = await openPage(browser.context, process.env.QUEENS_BUSY_URL);
-    assert.match(await page.textContent("#completions"), /^RESOURCE_EXHAUSTED: /);
-    const refused = await run(page, 8);
+    // A small board's count takes no search slot: it is answered beside the held stream.
+    assert.match(await page.textContent("#completions"), /^92 solutions/);
+    // n = 13 is a long search: it needs the slot the stream holds.
+    await setQuestion(page, 13);
+    await page.waitForFunction(() =>
+      document.getElementById("completions").textContent.startsWith("RESOURCE_EXHAUSTED: "),
+    );
+    const refused = await run(page, 13);
     assert.equal(refused.state, "error");
     assert.match(refused.error, /^RESOURCE_EXHAUSTED: .*--max-searches/);
     await page.close();

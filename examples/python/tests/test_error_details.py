@@ -73,9 +73,10 @@ def test_a_busy_server_names_its_limit_and_when_to_retry(stub, pb):
         assert flag in refused.details()
         retry = one(found, error_details_pb2.RetryInfo)
         assert retry.retry_delay.ToTimedelta().total_seconds() == 1.0
-        # A Count is refused the same way while the streams hold the slots.
+        # A long Count (n = 13; up to 12 a count is small and takes no slot) is refused
+        # the same way while the streams hold the slots.
         with pytest.raises(grpc.RpcError) as caught:
-            stub.Count(pb.CountRequest(n=8), timeout=30)
+            stub.Count(pb.CountRequest(n=13), timeout=30)
         assert one(details(caught.value), error_details_pb2.ErrorInfo) == info
     finally:
         for stream in held:

@@ -105,10 +105,11 @@ def test_client_waits_for_a_busy_server(
         # Another stream holds the only search slot (n = 16 has 14.7 million boards).
         holder = stub.Enumerate(pb.EnumerateRequest(n=16, compact=True))
         next(holder)
-        out = tmp_path / "n8.txt"
+        # n = 13 is a long search (up to n = 12 a stream is small and takes no slot).
+        out = tmp_path / "n13.txt"
         err = tmp_path / "client.err"
         client = start_client(
-            "--addr", server.addr, "enumerate", "8", "--out", str(out), stderr=err
+            "--addr", server.addr, "enumerate", "13", "--out", str(out), stderr=err
         )
         deadline = time.monotonic() + 30
         while "RESOURCE_EXHAUSTED" not in err.read_text():
@@ -117,7 +118,7 @@ def test_client_waits_for_a_busy_server(
             time.sleep(0.05)
         holder.cancel()  # the slot frees up: the client gets its turn
         assert client.wait(timeout=60) == 0, err.read_text()
-    assert_complete(read_boards(out), 8, 92)
+    assert_complete(read_boards(out), 13, 73712)
 
 
 def read_boards_allowing_torn_tail(path: pathlib.Path) -> list[list[int]]:

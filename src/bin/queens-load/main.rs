@@ -3,7 +3,9 @@
 //! - `mixed`: 32 concurrent Enumerate n = 10 streams and 8 Count n = 12 calls; every call
 //!   must complete correctly or be refused with RESOURCE_EXHAUSTED (exit 1 otherwise).
 //! - `health`: health checks back to back for a while; each must answer SERVING within 1 s.
-//! - `latency`: Count n = 8 at a given concurrency for a while; prints calls/s, p50 and p99.
+//! - `latency`: Count n = 8 (or another small n) at a given concurrency for a while, from one
+//!   client (one source address); prints calls/s, refusals, p50 and p99. Run two at once
+//!   with different `--source` addresses for two clients.
 //! - `stream`: drains one Enumerate stream, decoding with the generated types as a user's
 //!   client does; prints boards and boards/s.
 //! - `otlp-sink`: an OTLP/gRPC trace receiver that counts the spans it is sent (a stand-in
@@ -43,7 +45,7 @@ enum Mode {
         #[arg(long, default_value_t = 5.0)]
         seconds: f64,
     },
-    /// Count n = 8 calls from `concurrency` workers for `seconds`.
+    /// Count n = 8 calls from `concurrency` workers (a connection each) for `seconds`.
     Latency {
         /// Concurrent callers.
         #[arg(long, default_value_t = 8)]
@@ -51,6 +53,13 @@ enum Mode {
         /// How long to run.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Board size to count (1 to 14: every answer is checked).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=14))]
+        n: u32,
+        /// Local address the connections come from (127.0.0.2 makes a second client of a
+        /// server on 127.0.0.1, as the server tells clients apart by address).
+        #[arg(long)]
+        source: Option<std::net::IpAddr>,
     },
     /// Drains one Enumerate n stream (compact unless --rows) and prints boards/s.
     Stream {
@@ -115,7 +124,17 @@ async fn main() -> std::process::ExitCode {
         Mode::Latency {
             concurrency,
             seconds,
-        } => latency(&cli.addr, concurrency, Duration::from_secs_f64(seconds)).await,
+            n,
+            source,
+        } => {
+            let load = Latency {
+                concurrency,
+                period: Duration::from_secs_f64(seconds),
+                n,
+                source,
+            };
+            latency(&cli.addr, load).await
+        }
         Mode::Stream { n, rows } => stream(&cli.addr, n, !rows).await,
         Mode::OtlpSink { listen } => otlp_sink(listen).await,
         Mode::Soak {
@@ -294,23 +313,53 @@ async fn health(addr: &str, period: Duration) -> bool {
     bad == 0 && checks > 0
 }
 
-async fn latency(addr: &str, concurrency: usize, period: Duration) -> bool {
+/// What `latency` drives.
+struct Latency {
+    concurrency: usize,
+    period: Duration,
+    n: u32,
+    source: Option<std::net::IpAddr>,
+}
+
+/// A Queens client of `addr` whose connection comes from `source` (the CLI's client when
+/// no source is asked for).
+async fn latency_client(addr: &str, source: Option<std::net::IpAddr>) -> queens::client::Client {
+    let Some(source) = source else {
+        return queens::client::connect(addr).await.expect("connect");
+    };
+    let channel = tonic::transport::Endpoint::from_shared(addr.to_string())
+        .expect("a URL")
+        .local_address(Some(source))
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("connect from {source}: {e}"));
+    queens::pb::queens_client::QueensClient::with_interceptor(channel, Default::default())
+}
+
+async fn latency(addr: &str, load: Latency) -> bool {
+    let Latency {
+        concurrency,
+        period,
+        n,
+        source,
+    } = load;
+    let want = soak::SOLUTIONS[n as usize - 1];
     let until = Instant::now() + period;
     let mut workers = Vec::new();
     for _ in 0..concurrency {
         let addr = addr.to_string();
         workers.push(tokio::spawn(async move {
-            let mut client = queens::client::connect(&addr).await.expect("connect");
+            let mut client = latency_client(&addr, source).await;
             let (mut times, mut refused) = (Vec::new(), 0u64);
             while Instant::now() < until {
                 let started = Instant::now();
                 let request = CountRequest {
-                    n: 8,
+                    n,
                     ..Default::default()
                 };
                 match client.count(request).await {
                     Ok(r) => {
-                        assert_eq!(r.get_ref().solutions, 92);
+                        assert_eq!(r.get_ref().solutions, want);
                         times.push(started.elapsed());
                     }
                     Err(s) if s.code() == Code::ResourceExhausted => refused += 1,
@@ -335,7 +384,7 @@ async fn latency(addr: &str, concurrency: usize, period: Duration) -> bool {
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     println!(
-        "latency: concurrency {concurrency}: {} calls ok ({:.0}/s), {refused} refused, p50 {:.2} ms, p99 {:.2} ms",
+        "latency: n {n}, concurrency {concurrency}: {} calls ok ({:.0}/s), {refused} refused, p50 {:.2} ms, p99 {:.2} ms",
         times.len(),
         times.len() as f64 / elapsed,
         pct(0.50),

@@ -9,7 +9,7 @@ use queens::solver::naive;
 use std::sync::OnceLock;
 
 /// A000170, the solutions of the n×n board, n = 1..=14.
-pub(super) const SOLUTIONS: [u64; 14] = [
+pub(crate) const SOLUTIONS: [u64; 14] = [
     1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596,
 ];
 /// A002562, the symmetry classes of those solutions.
