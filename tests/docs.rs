@@ -484,17 +484,17 @@ fn anchors(text: &str) -> BTreeSet<String> {
         if inside {
             continue;
         }
-        if let Some(title) = line.strip_prefix('#').map(|l| l.trim_start_matches('#')) {
-            if title.starts_with(' ') {
-                let base = slug(title);
-                let count = seen.entry(base.clone()).or_default();
-                out.insert(if *count == 0 {
-                    base.clone()
-                } else {
-                    format!("{base}-{count}")
-                });
-                *count += 1;
-            }
+        if let Some(title) = line.strip_prefix('#').map(|l| l.trim_start_matches('#'))
+            && title.starts_with(' ')
+        {
+            let base = slug(title);
+            let count = seen.entry(base.clone()).or_default();
+            out.insert(if *count == 0 {
+                base.clone()
+            } else {
+                format!("{base}-{count}")
+            });
+            *count += 1;
         }
         for attr in ["id=\"", "name=\""] {
             for part in line.split(attr).skip(1) {
@@ -514,10 +514,10 @@ fn links(line: &str) -> Vec<String> {
         out.push(target.split_whitespace().next().unwrap_or("").to_owned());
     }
     let trimmed = prose.trim_start();
-    if trimmed.starts_with('[') {
-        if let Some((_, target)) = trimmed.split_once("]: ") {
-            out.push(target.split_whitespace().next().unwrap_or("").to_owned());
-        }
+    if trimmed.starts_with('[')
+        && let Some((_, target)) = trimmed.split_once("]: ")
+    {
+        out.push(target.split_whitespace().next().unwrap_or("").to_owned());
     }
     out
 }

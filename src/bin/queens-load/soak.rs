@@ -22,10 +22,10 @@ mod outcome;
 mod report;
 
 use self::caller::Caller;
-use self::outcome::{KINDS, Kind, Outcome, Tally};
-use self::report::{Sample, quiet_sample, report};
 /// The counts `latency` checks its answers against.
 pub(crate) use self::oracle::SOLUTIONS;
+use self::outcome::{KINDS, Kind, Outcome, Tally};
+use self::report::{Sample, quiet_sample, report};
 use queens::client::Access;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
