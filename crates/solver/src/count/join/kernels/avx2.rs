@@ -263,12 +263,8 @@ fn extend_head(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail)
 /// register's front ([`compress`]) and the register stored whole; the last ones in plain
 /// Rust.
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) fn extend_wide(
-    free: &mut Free,
-    [test, share]: Head,
-    tests: &[u64],
-    parts: &[u64],
-) -> usize {
+pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
+    let [test, share] = head;
     let whole = tests.len() / 4 * 4;
     let [t4, s4] = [test, share].map(|v| _mm256_set1_epi64x(v as i64));
     let zero = _mm256_setzero_si256();

@@ -297,12 +297,8 @@ fn extend_head(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail)
 /// The wide path's halves of one head eight tails at a time, the fitting ones compressed in
 /// a register and stored whole.
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn extend_wide(
-    free: &mut Free,
-    [test, share]: Head,
-    tests: &[u64],
-    parts: &[u64],
-) -> usize {
+pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
+    let [test, share] = head;
     let [test, share] = [test, share].map(|v| _mm512_set1_epi64(v as i64));
     compress_pairs(free, tests, parts, |t, p, live| {
         (

@@ -236,12 +236,8 @@ pub(super) fn extend_head(
 /// The wide path's halves of one head: every slot is written, and only fitting tails
 /// advance.
 #[inline(always)]
-pub(super) fn extend_wide(
-    free: &mut Free,
-    [test, share]: Head,
-    tests: &[u64],
-    parts: &[u64],
-) -> usize {
+pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
+    let [test, share] = head;
     assert!(free.len() >= tests.len());
     let mut added = 0;
     for (&t, &part) in tests.iter().zip(parts) {
