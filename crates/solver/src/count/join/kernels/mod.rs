@@ -51,6 +51,7 @@ macro_rules! extend_in {
 /// Writes a tier's `weighted_narrowed`, the weighted pairs of two small blocks narrowed to
 /// 32 bits by `pext` ([`frames::narrowed`], the tier's `leaf32` their pair tests), compiled
 /// with `$features`, and its `pext` (BMI2). One definition for the two tiers that narrow.
+#[cfg(target_arch = "x86_64")]
 macro_rules! narrowed_in {
     ($features:literal) => {
         /// Weighted fitting pairs of two small blocks narrowed to 32 bits by `pext`
@@ -87,7 +88,8 @@ macro_rules! narrowed_in {
 
 /// Writes a tier's partition pass `$name(words, bit, a, b)`, compiled with `$features`:
 /// the words of `words` with `bit` from `a` (if given), those without from `b`, in order;
-/// returns how many of each. One signature and contract for every tier's passes.
+/// returns how many of each. One signature and contract for the SIMD tiers' passes.
+#[cfg(target_arch = "x86_64")]
 macro_rules! pass_fn {
     ($(#[$doc:meta])* $name:ident, $word:ty, $features:literal,
      |$words:ident, $bit:ident, $a:ident, $b:ident| $body:block) => {
