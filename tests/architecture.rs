@@ -15,7 +15,9 @@
 //! path (and `use` group) names the top-level module it reaches. Bare names are seen at their
 //! `use`; macro-generated code is not seen; `#[cfg(test)]` code counts. `#[cfg(target_arch ..)]`
 //! (not `not(..)`) gates the next item, statement or arm: to its first `;` or `,` before any
-//! brace, or to its closing brace. Items defined only under a gate are not followed.
+//! brace, or to its closing brace; on a `mod NAME;` line it gates the whole of that module's
+//! file and every file below it (the solver's per-tier kernel files are gated so, once). Items
+//! defined only under a gate are not followed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -225,6 +227,62 @@ fn x86_outside_gates(path: &str, src: &str) -> (Vec<String>, usize) {
     (outside, gated)
 }
 
+/// The files (paths as in `files`) of the modules declared under a `target_arch` gate on
+/// their `mod NAME;` line, and the folders below them: `NAME.rs` or `NAME/mod.rs` beside
+/// the declaring file's own module, and everything in `NAME/`.
+fn gated_files(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, src) in files {
+        // The declaring module's folder: `a/` for `a/mod.rs` and `a.rs`, `` for the root.
+        let stem = path.trim_end_matches(".rs");
+        let dir = match stem.rsplit_once('/') {
+            Some((dir, "mod")) => format!("{dir}/"),
+            None if ["lib", "main", "mod"].contains(&stem) => String::new(),
+            _ => format!("{stem}/"),
+        };
+        let t = tokens(src);
+        for i in 0..t.len() {
+            if t[i] != "#" || t.get(i + 1).is_none_or(|x| x != "[") {
+                continue;
+            }
+            let attr: Vec<&String> = t[i..].iter().take_while(|x| *x != "]").collect();
+            let arch =
+                attr.iter().any(|x| *x == "target_arch") && !attr.iter().any(|x| *x == "not");
+            let mut j = i + attr.len() + 1;
+            if t.get(j).is_some_and(|x| x == "pub") {
+                j += 1;
+                if t.get(j).is_some_and(|x| x == "(") {
+                    j += t[j..].iter().position(|x| x == ")").map_or(0, |p| p + 1);
+                }
+            }
+            let name = t.get(j + 1).filter(|_| t[j] == "mod");
+            if let Some(name) = name.filter(|_| arch && t.get(j + 2).is_some_and(|x| x == ";")) {
+                out.extend([format!("{dir}{name}.rs"), format!("{dir}{name}/")]);
+            }
+        }
+    }
+    out
+}
+
+/// The x86-64-only names of `files` outside a `target_arch` gate, and how many were gated
+/// (those of a file gated on its `mod` line all are, [`gated_files`]).
+fn x86_in_files(files: &[(String, String)]) -> (Vec<String>, usize) {
+    let gated_files = gated_files(files);
+    let (mut outside, mut gated) = (Vec::new(), 0);
+    for (path, text) in files {
+        let (o, g) = x86_outside_gates(path, text);
+        let whole = gated_files
+            .iter()
+            .any(|f| path == f || (f.ends_with('/') && path.starts_with(f.as_str())));
+        if whole {
+            gated += o.len() + g;
+        } else {
+            (outside, gated) = ([outside, o].concat(), gated + g);
+        }
+    }
+    (outside, gated)
+}
+
 /// Panics with `what` and each of `found`, if there is any.
 fn none_of(what: &str, found: &[String]) {
     assert!(found.is_empty(), "{what}:\n  {}", found.join("\n  "));
@@ -254,11 +312,7 @@ fn the_solver_crate_depends_on_no_async_grpc_or_arrow_crate() {
 
 #[test]
 fn x86_only_names_in_the_solver_stay_under_target_arch() {
-    let (mut outside, mut gated) = (Vec::new(), 0);
-    for (path, text) in files_below("crates/solver/src") {
-        let (o, g) = x86_outside_gates(&path, &text);
-        (outside, gated) = ([outside, o].concat(), gated + g);
-    }
+    let (outside, gated) = x86_in_files(&files_below("crates/solver/src"));
     assert!(gated > 50, "{gated} gated names: the scan is blind");
     none_of("x86-only names outside a gate", &outside);
 }
@@ -299,4 +353,24 @@ fn the_scan_reports_what_it_should_and_not_what_it_should_not() {
                fn p() { std::arch::is_x86_feature_detected!(\"avx2\"); }";
     let (outside, gated) = x86_outside_gates("k.rs", src);
     assert_eq!((outside.len(), gated), (1, 1), "{outside:?}");
+    // A module gated on its `mod` line is gated whole, with the files below it; one gated
+    // by `not(..)`, or a file of the same name elsewhere, is not.
+    let file = |path: &str, src: &str| (path.to_string(), src.to_string());
+    let files = [
+        file(
+            "a/mod.rs",
+            "#[cfg(target_arch = \"x86_64\")]\npub(super) mod k;\nmod p;",
+        ),
+        file("a/k.rs", "use std::arch::x86_64::*; mod deep;"),
+        file(
+            "a/k/deep.rs",
+            "fn f() -> __m256i { _mm256_setzero_si256() }",
+        ),
+        file("a/p.rs", "#[cfg(not(target_arch = \"x86_64\"))]\nmod q;"),
+        file("a/p/q.rs", "use std::arch::x86_64::_pext_u64;"),
+        file("b/k.rs", "use std::arch::x86_64::_pext_u64;"),
+    ];
+    let (outside, gated) = x86_in_files(&files);
+    assert_eq!(gated, 3, "{outside:?}");
+    assert_eq!(outside, ["a/p/q.rs: `x86_64`", "b/k.rs: `x86_64`"]);
 }

@@ -25,7 +25,7 @@
 //! - `tasks.rs`: the search split into prefix tasks ([`Tasks`]) for parallel streams.
 //! - `symmetry.rs`: symmetry classes ([`class_size`]) and the pruning masks of
 //!   representatives.
-//! - `count/`: the counting path ([`count`]): border constellations weighted by symmetry,
+//! - `count/`: the counting path ([`count()`]): border constellations weighted by symmetry,
 //!   searched in SIMD lanes by engines on the pool; whole boards from n = 16 to 28
 //!   by joining half boards.
 //! - `pool.rs`: the threads searches run on, in slices ([`Pool`]).

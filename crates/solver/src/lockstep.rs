@@ -27,7 +27,7 @@
 
 use super::geometry::{MAX, Masks, full_mask};
 use super::lane::LANES;
-use super::simd::{Tier, TierKind};
+use super::simd::{PerTier, Tier};
 use super::sink::Sink;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -372,29 +372,26 @@ fn enumerate_in_lanes<S: Sink>(
         exhausted: false,
         spare: Vec::new(),
     };
-    match simd.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx512 => unsafe { run_avx512(&mut run, sink) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
-        TierKind::Avx2 => unsafe { run_avx2(&mut run, sink) },
-        _ => run.lanes_loop::<false, S>(sink),
+    simd.run(Loop {
+        run: &mut run,
+        sink,
+    })
+}
+
+/// [`Run::lanes_loop`], compiled once per tier by [`Tier::run`] (`LZCNT` in the AVX-512
+/// tier's copy).
+struct Loop<'a, S> {
+    run: &'a mut Run,
+    sink: &'a mut S,
+}
+
+impl<S: Sink> PerTier for Loop<'_, S> {
+    type Output = ControlFlow<()>;
+
+    #[inline(always)]
+    fn run<const AVX512: bool>(self) -> ControlFlow<()> {
+        self.run.lanes_loop::<AVX512, S>(self.sink)
     }
-}
-
-/// [`Run::lanes_loop`] compiled for the AVX-512 tier.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512cd")]
-fn run_avx512<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
-    run.lanes_loop::<true, S>(sink)
-}
-
-/// [`Run::lanes_loop`] compiled for the AVX2 tier.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn run_avx2<S: Sink>(run: &mut Run, sink: &mut S) -> ControlFlow<()> {
-    run.lanes_loop::<false, S>(sink)
 }
 
 /// One enumeration in lanes: the roots still to take, the lanes, the window of subtrees.

@@ -28,7 +28,10 @@
 //! of a match on the kind of a [`Tier`] the caller holds (so detection confirmed the
 //! features, see above), and the features do not change while the process runs. Each such
 //! block carries `// SAFETY:` naming the token it relies on; every other `unsafe` block
-//! (unaligned loads and stores, `set_len`) argues its own bounds where it stands.
+//! (unaligned loads and stores, `set_len`) argues its own bounds where it stands. Two places
+//! hold such blocks: [`Tier::run`] here, which compiles the lane engines' loops once per tier
+//! ([`PerTier`]), and the join's one kernel dispatch (`count/join/kernels/mod.rs`), whose
+//! per-tier files are declared for x86-64 only on their `mod` line.
 
 use std::fmt;
 
@@ -139,6 +142,54 @@ impl Tier {
     /// AVX2 ones but AMD's and Hygon's before Zen 3, family 0x19).
     pub(crate) fn fast_pext(self) -> bool {
         self.fast_pext
+    }
+}
+
+/// Code written once and compiled once per tier ([`Tier::run`]): the lockstep lanes' loops
+/// (`lockstep.rs`, `count/lanes.rs`), plain Rust that the compiler vectorises for each
+/// tier's features.
+pub(crate) trait PerTier {
+    /// What the code returns.
+    type Output;
+
+    /// Runs the code; `AVX512` says whether this is the AVX-512 tier's copy (where the code
+    /// may call its own AVX-512 kernels). Implementations are `#[inline(always)]`, so that
+    /// the body is compiled into each tier's copy rather than called from it.
+    fn run<const AVX512: bool>(self) -> Self::Output;
+}
+
+impl Tier {
+    /// Runs `code` compiled for this tier: for AVX-512 and AVX2 in a copy compiled with
+    /// the tier's features (its `run::<true>` for AVX-512), else as it is.
+    pub(crate) fn run<C: PerTier>(self, code: C) -> C::Output {
+        match self.kind {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
+            TierKind::Avx512 => unsafe { per_tier::avx512(code) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
+            TierKind::Avx2 => unsafe { per_tier::avx2(code) },
+            _ => code.run::<false>(),
+        }
+    }
+}
+
+/// [`Tier::run`]'s copies per tier, each with the features of every lane engine's kernels
+/// in that tier (a subset of what [`Tier::detect`] checks for it).
+#[cfg(target_arch = "x86_64")]
+mod per_tier {
+    use super::PerTier;
+
+    /// `code` compiled for the AVX-512 tier.
+    #[target_feature(enable = "avx512f,avx512cd")]
+    pub(super) fn avx512<C: PerTier>(code: C) -> C::Output {
+        code.run::<true>()
+    }
+
+    /// `code` compiled for the AVX2 tier.
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) fn avx2<C: PerTier>(code: C) -> C::Output {
+        code.run::<false>()
     }
 }
 

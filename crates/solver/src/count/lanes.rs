@@ -22,7 +22,7 @@
 use crate::counts::CountError;
 use crate::geometry::{Square, attack, peaceful};
 use crate::lane::LANES;
-use crate::simd::{Tier, TierKind};
+use crate::simd::{PerTier, Tier};
 
 /// Rounds between checks for finished lanes.
 const BURST: usize = 8;
@@ -360,48 +360,30 @@ impl LaneSet {
         feed: &mut impl Feed,
         pause: &impl Fn() -> bool,
     ) -> Result<Outcome, CountError> {
-        match simd.kind() {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `simd.rs`).
-            TierKind::Avx512 => unsafe { count_avx512(self, feed, pause) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `simd.rs`).
-            TierKind::Avx2 => unsafe { count_avx2(self, feed, pause) },
-            _ => count_lanes::<false>(self, feed, pause),
-        }
+        simd.run(Rounds {
+            set: self,
+            feed,
+            pause,
+        })
     }
 }
 
-/// Writes `$name`, [`count_lanes::<$avx512>`](count_lanes) compiled with the features
-/// `$features`. Each tier has a wrapper of its own because `#[target_feature]` compiles one
-/// copy per function.
-macro_rules! count_in {
-    ($(#[$doc:meta])* $name:ident, $features:tt, $avx512:tt) => {
-        #[cfg(target_arch = "x86_64")]
-        $(#[$doc])*
-        #[target_feature(enable = $features)]
-        fn $name(
-            set: &mut LaneSet,
-            feed: &mut impl Feed,
-            pause: &impl Fn() -> bool,
-        ) -> Result<Outcome, CountError> {
-            count_lanes::<$avx512>(set, feed, pause)
-        }
-    };
+/// [`count_lanes`], compiled once per tier by [`Tier::run`] (the rounds in AVX-512
+/// registers in that tier's copy).
+struct Rounds<'a, F, P> {
+    set: &'a mut LaneSet,
+    feed: &'a mut F,
+    pause: &'a P,
 }
 
-count_in!(
-    /// [`count_lanes`] with the rounds in AVX-512 registers (the AVX-512 tier).
-    count_avx512,
-    "avx512f,avx512cd",
-    true
-);
-count_in!(
-    /// [`count_lanes`] compiled for the AVX2 tier.
-    count_avx2,
-    "avx2,bmi1,bmi2,lzcnt,popcnt",
-    false
-);
+impl<F: Feed, P: Fn() -> bool> PerTier for Rounds<'_, F, P> {
+    type Output = Result<Outcome, CountError>;
+
+    #[inline(always)]
+    fn run<const AVX512: bool>(self) -> Self::Output {
+        count_lanes::<AVX512>(self.set, self.feed, self.pause)
+    }
+}
 
 /// The lanes' loop, inlined into one copy per instruction set; `AVX512` runs the rounds
 /// with explicit AVX-512 instructions (only where the CPU has them).

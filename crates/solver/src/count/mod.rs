@@ -28,7 +28,7 @@
 //! off or the CPU has no SIMD registers for them, are searched alone (`board.rs`), a
 //! subproblem at a time.
 //!
-//! Here: the entry point ([`count`]) and which subproblems a count has. Not here: the
+//! Here: the entry point ([`count()`]) and which subproblems a count has. Not here: the
 //! engines and their queue (`engine.rs`), what a subproblem's completions weigh
 //! (`subproblem.rs`), the options and progress (`options.rs`), boards and enumeration
 //! (`search.rs`, which also counts the boards below [`MIN_N`] for this path), the searches

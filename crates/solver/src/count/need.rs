@@ -19,7 +19,7 @@ const OFF_JOIN: u64 = 8 * MIB;
 
 /// Peak bytes of the join's tables while they are built, by n from 16 on: the levels the
 /// tables are made from and the tables (each array rounded up to whole 2 MiB huge pages
-/// from half a MiB on), as the build measures them itself (`Join::peak_bytes`, printed by
+/// from half a MiB on), as the build measures them itself (`Tables::peak_bytes`, printed by
 /// the test `memory_figures`), plus the lists of where each set's entries start (under a
 /// MiB at n = 25). Exact: the tables depend on n alone. A shard that holds no key builds
 /// none.
@@ -93,7 +93,7 @@ fn per_engine(n: u32) -> u64 {
 
 /// What a count of `problem` on `threads` engines needs of memory: on the join path (plain
 /// boards from n = 16 to 28, whole or a shard that holds a key) the tables of its size (none
-/// past n = 25), each engine's allowance and the list of its keys; otherwise [`OFF_JOIN`].
+/// past n = 25), each engine's allowance and the list of its keys; otherwise `OFF_JOIN` (8 MiB).
 pub fn count_memory(problem: &Problem, threads: usize) -> CountMemory {
     let n = problem.n();
     let engines = threads.max(1);

@@ -2,10 +2,13 @@
 //! and how its classes are found, `Classes`). Not here: the entry point (`mod.rs`) and the
 //! engines (`engine.rs`).
 
-pub use super::join::Hold;
 use super::subproblem::Partial;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Whatever a count's caller wants kept alive exactly as long as the tables it built (the
+/// server's reservation of their memory): the tables hold it, so it goes when they go.
+pub type Hold = Arc<dyn std::any::Any + Send + Sync>;
 
 /// How one count runs.
 #[derive(Clone)]

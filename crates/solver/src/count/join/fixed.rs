@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Each is a search that places whole orbits of squares under the turns, row by row, and
 /// visits far fewer boards than a count (all columns together: n = 20 a fraction of a
 /// second, n = 22 8 s, n = 24 about 40 s); it polls `cancel` (and gives way to other pool
-/// jobs there, [`give_way`]), and calls `tick` [`TICKS`]
+/// jobs there, [`give_way`]), and calls `tick` [`ticks`]`(n)`
 /// times on the way (once per column of the second row's queen in the half-turn search), so
 /// that progress moves within a column's search (n = 24: about 2 s).
 pub(super) fn turn_fixed_from(

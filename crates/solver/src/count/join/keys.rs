@@ -1,11 +1,10 @@
 //! The join's keys and the ranks of column sets: a key is a top half's set of columns (and
 //! the middle queen's column on odd boards), one per orbit of the two mirrors ([`Key`],
-//! listed and cut into shards by [`Join::shard_keys_into`]); the sets of `k` columns are
+//! listed and cut into shards by [`shard_keys_into`]); the sets of `k` columns are
 //! listed in colex order ([`subsets`]) and numbered by it ([`rank`], [`unrank`]), which is
-//! how the tables are indexed. The tables themselves live in `tables.rs`, a key's halves in
-//! `halves.rs`.
+//! how the tables and a key's bands are indexed. Free functions of the board's size alone:
+//! the tables are `tables.rs`'s, a key's halves `halves.rs`'s and `bands.rs`'s.
 
-use super::tables::Join;
 use crate::problem::Shard;
 
 /// One key: the top half's columns, the middle queen's column on odd boards, and how many
@@ -122,126 +121,124 @@ pub(super) fn subsets(n: u32, k: u32) -> impl Iterator<Item = u32> {
         .map(|x| x as u32)
 }
 
-impl Join {
-    /// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
-    /// needed).
-    #[cfg(test)]
-    pub(super) fn keys(n: u32) -> Vec<Key> {
-        Join::shard_keys(n, 0, Shard::WHOLE)
-    }
+/// The keys of size `n`, one per orbit of the two mirrors, in a fixed order (no tables
+/// needed).
+#[cfg(test)]
+pub(super) fn keys(n: u32) -> Vec<Key> {
+    shard_keys(n, 0, Shard::WHOLE)
+}
 
-    /// Those of [`Join::keys`] whose place in their order, counted from `offset`, `shard`
-    /// holds ([`Shard::holds`]), in that order. The keys of a middle queen left of the centre
-    /// are picked by their place alone, without walking the others.
-    #[cfg(test)]
-    pub(super) fn shard_keys(n: u32, offset: usize, shard: Shard) -> Vec<Key> {
-        let mut keys = Vec::new();
-        Join::walk_keys(n, offset, shard, &mut keys);
-        keys
-    }
+/// Those of [`keys`] whose place in their order, counted from `offset`, `shard`
+/// holds ([`Shard::holds`]), in that order. The keys of a middle queen left of the centre
+/// are picked by their place alone, without walking the others.
+#[cfg(test)]
+pub(super) fn shard_keys(n: u32, offset: usize, shard: Shard) -> Vec<Key> {
+    let mut keys = Vec::new();
+    walk_keys(n, offset, shard, &mut keys);
+    keys
+}
 
-    /// [`Join::shard_keys`] into `keys`, which has room for them all (so that a count's list
-    /// of keys, tens of MiB at n = 24, is allocated once, where a failure is an error).
-    pub(super) fn shard_keys_into(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) {
-        Join::walk_keys(n, offset, shard, keys);
-    }
+/// `shard_keys` into `keys`, which has room for them all (so that a count's list
+/// of keys, tens of MiB at n = 24, is allocated once, where a failure is an error).
+pub(super) fn shard_keys_into(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) {
+    walk_keys(n, offset, shard, keys);
+}
 
-    /// How many keys size `n` has (walked once per size in the process, then remembered;
-    /// n = 24: a few milliseconds, nothing allocated).
-    pub(super) fn key_count(n: u32) -> usize {
-        static COUNTS: std::sync::Mutex<[Option<usize>; 33]> = std::sync::Mutex::new([None; 33]);
-        if let Some(count) = crate::sync::lock(&COUNTS)[n as usize] {
-            return count;
+/// How many keys size `n` has (walked once per size in the process, then remembered;
+/// n = 24: a few milliseconds, nothing allocated).
+pub(super) fn key_count(n: u32) -> usize {
+    static COUNTS: std::sync::Mutex<[Option<usize>; 33]> = std::sync::Mutex::new([None; 33]);
+    if let Some(count) = crate::sync::lock(&COUNTS)[n as usize] {
+        return count;
+    }
+    // A shard that holds only the first key: the walk's end is the count.
+    let first_only = Shard {
+        index: 0,
+        count: u32::MAX,
+    };
+    let count = walk_keys(n, 0, first_only, &mut Vec::new());
+    crate::sync::lock(&COUNTS)[n as usize] = Some(count);
+    count
+}
+
+/// Pushes `shard_keys` to `keys`, and says where the keys' places end (`offset`
+/// plus their number).
+fn walk_keys(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) -> usize {
+    let (m, full) = (n / 2, (1u32 << n) - 1);
+    let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
+    let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
+        vec![None]
+    } else {
+        (0..n).map(Some).collect()
+    };
+    let mut index = offset;
+    for middle in middles {
+        // The sets of m of the other columns: those of n (or n - 1) bits, the middle
+        // queen's column left out by moving the bits above it up one.
+        let (others, q) = middle.map_or((n, n), |q| (n - 1, q));
+        // A middle queen right of the centre has a mirror image left of it, which
+        // comes first: no key has her there.
+        if middle.is_some_and(|q| n - 1 - q < q) {
+            continue;
         }
-        // A shard that holds only the first key: the walk's end is the count.
-        let first_only = Shard {
-            index: 0,
-            count: u32::MAX,
+        let below = (1u32 << q) - 1;
+        let taken = middle.map_or(0, |q| 1 << q);
+        let halves = |set: u32| {
+            let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
+            (top, full & !top & !taken)
         };
-        let count = Join::walk_keys(n, 0, first_only, &mut Vec::new());
-        crate::sync::lock(&COUNTS)[n as usize] = Some(count);
-        count
-    }
-
-    /// Pushes [`Join::shard_keys`] to `keys`, and says where the keys' places end (`offset`
-    /// plus their number).
-    fn walk_keys(n: u32, offset: usize, shard: Shard, keys: &mut Vec<Key>) -> usize {
-        let (m, full) = (n / 2, (1u32 << n) - 1);
-        let mirror = |columns: u32| columns.reverse_bits() >> (32 - n);
-        let middles: Vec<Option<u32>> = if n.is_multiple_of(2) {
-            vec![None]
-        } else {
-            (0..n).map(Some).collect()
-        };
-        let mut index = offset;
-        for middle in middles {
-            // The sets of m of the other columns: those of n (or n - 1) bits, the middle
-            // queen's column left out by moving the bits above it up one.
-            let (others, q) = middle.map_or((n, n), |q| (n - 1, q));
-            // A middle queen right of the centre has a mirror image left of it, which
-            // comes first: no key has her there.
-            if middle.is_some_and(|q| n - 1 - q < q) {
-                continue;
-            }
-            let below = (1u32 << q) - 1;
-            let taken = middle.map_or(0, |q| 1 << q);
-            let halves = |set: u32| {
-                let top = (set & below) | ((set & !below) << u32::from(middle.is_some()));
-                (top, full & !top & !taken)
-            };
-            // A top half on the highest of the other columns is larger than its bottom half
-            // (its complement among them), which comes first: the sets without that column
-            // are all the keys can be, in the same order.
-            let size = others.saturating_sub(1);
-            if middle.is_some_and(|q| q < n - 1 - q) {
-                // Left of the centre every such set is a key standing for four: its images
-                // have the bottom half on top, or the middle queen right of the centre.
-                let sets = BINOMIAL[size as usize][m as usize] as usize;
-                let parts = shard.parts() as usize;
-                if (shard.index as usize) < parts {
-                    let first = index + (shard.index as usize + parts - index % parts) % parts;
-                    for at in (first..index + sets).step_by(parts) {
-                        let (top, bottom) = halves(unrank(at - index, m));
-                        keys.push(Key {
-                            top,
-                            bottom,
-                            middle,
-                            weight: 4,
-                        });
-                    }
-                }
-                index += sets;
-                continue;
-            }
-            for set in subsets(size, m) {
-                let (top, bottom) = halves(set);
-                let flipped = middle.map(|q| n - 1 - q);
-                let images = [
-                    (middle, top),
-                    (middle, bottom),
-                    (flipped, mirror(top)),
-                    (flipped, mirror(bottom)),
-                ];
-                if images.iter().any(|&image| image < (middle, top)) {
-                    continue;
-                }
-                if shard.holds(index) {
-                    let same = images
-                        .iter()
-                        .filter(|&&image| image == (middle, top))
-                        .count();
+        // A top half on the highest of the other columns is larger than its bottom half
+        // (its complement among them), which comes first: the sets without that column
+        // are all the keys can be, in the same order.
+        let size = others.saturating_sub(1);
+        if middle.is_some_and(|q| q < n - 1 - q) {
+            // Left of the centre every such set is a key standing for four: its images
+            // have the bottom half on top, or the middle queen right of the centre.
+            let sets = BINOMIAL[size as usize][m as usize] as usize;
+            let parts = shard.parts() as usize;
+            if (shard.index as usize) < parts {
+                let first = index + (shard.index as usize + parts - index % parts) % parts;
+                for at in (first..index + sets).step_by(parts) {
+                    let (top, bottom) = halves(unrank(at - index, m));
                     keys.push(Key {
                         top,
                         bottom,
                         middle,
-                        weight: (4 / same) as u64,
+                        weight: 4,
                     });
                 }
-                index += 1;
             }
+            index += sets;
+            continue;
         }
-        index
+        for set in subsets(size, m) {
+            let (top, bottom) = halves(set);
+            let flipped = middle.map(|q| n - 1 - q);
+            let images = [
+                (middle, top),
+                (middle, bottom),
+                (flipped, mirror(top)),
+                (flipped, mirror(bottom)),
+            ];
+            if images.iter().any(|&image| image < (middle, top)) {
+                continue;
+            }
+            if shard.holds(index) {
+                let same = images
+                    .iter()
+                    .filter(|&&image| image == (middle, top))
+                    .count();
+                keys.push(Key {
+                    top,
+                    bottom,
+                    middle,
+                    weight: (4 / same) as u64,
+                });
+            }
+            index += 1;
+        }
     }
+    index
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! of two lists of 64-bit words. The lists are split recursively, each block on the bit that
 //! most pairs of a small sample share (pairs that share a bit are never compared; the longer
 //! block is split, the shorter one goes on whole), and the small blocks left are compared
-//! pair by pair, eight pairs per instruction in AVX-512 registers. Keys that the board's up-down and
+//! pair by pair, eight pairs per instruction in AVX-512 registers (sixteen where the
+//! blocks are narrowed to 32-bit words, `narrow.rs`). Keys that the board's up-down and
 //! left-right mirrors map onto each other are counted once, weighted; the two transposes are
 //! taken out by weighing each pair by the balance between the board's four triangles
 //! (`sieve.rs`), which spares about 40% of the comparisons. Symmetry classes come at the end
@@ -26,31 +27,48 @@
 //! within an allowance (`work.rs`); what they take per size is `count/need.rs`'s.
 //!
 //! Past n = 25, to 28, the join takes its wide path (`wide.rs`): tables would need 5.5 to
-//! 29 GiB there, so each key makes its halves from bands of its own columns instead, in
-//! lists of bounded chunks, their words laid out wider (`word.rs`) for the same sieve.
+//! 29 GiB there, so each key makes its halves from bands of its own columns instead
+//! (`bands.rs`), in lists of bounded chunks, their words laid out wider (`word.rs`) for the
+//! same sieve.
 //!
-//! Here (`mod.rs`): when Count takes this path ([`covers`]) and its subproblems ([`parts`]).
-//! The keys and the ranks of column sets live in `keys.rs`, the tables' build in
-//! `tables.rs`, a key's halves (made from the tables, sorted, handed to the sieve) in
-//! `halves.rs`, the SIMD kernels that make the tables' last row and the halves in
-//! `kernels.rs`, the pair counting and its SIMD kernels in `sieve.rs` (its subtrees on
-//! 32-bit words in `narrow.rs`), the layout of a half's
-//! word in `word.rs`, the tables' huge-page arrays and the engines' allowance in
-//! `memory.rs`, the sharing of the tables in `shared.rs`, an engine's lists in `work.rs`,
-//! the turn-fixed search in `fixed.rs`. Every SIMD kernel runs in the tier a [`Tier`] token
-//! names, which only detection makes (`simd.rs`). Not here: Count's engines, progress and
-//! cancellation (`count/engine.rs`; `count/mod.rs` picks a shard's parts and keeps fixed
-//! queens on the border constellations), the backtracking searches (`count/board.rs`,
-//! `count/lanes.rs`).
+//! # Files, top down (each imports only from files below it)
+//! - `mod.rs` (here): when Count takes this path ([`covers`]), its subproblems ([`parts`])
+//!   and what a part counts.
+//! - `shared.rs`: one join per board size in the process, shared by its counts.
+//! - `path.rs`: the one place that picks a path: the tables' or the wide one (`Join`).
+//! - `wide.rs`: the wide path: a key's halves chunk by chunk against each other.
+//! - `halves.rs`: the tables' path: a key's halves made from the tables and sieved.
+//! - `work.rs`: what an engine is asked of a key (`Task`) and keeps from key to key (`Work`).
+//! - `bands.rs`: a key's own bands on the wide path, and the halves they make.
+//! - `tables.rs`: the tables of a board size, built a row at a time.
+//! - `sieve.rs`: a key's pairs counted by splitting on shared bits; a key cut in pieces.
+//! - `narrow.rs`: the sieve's subtrees on words narrowed to 32 bits.
+//! - `sample.rs`: the bit to split on, from a sample of each block.
+//! - `kernels/`: the SIMD kernels, one dispatch for every tier (its `mod.rs` lists its
+//!   files); the only code here that names an instruction set or holds a tier's `unsafe`.
+//! - `sizes.rs`: a board's sizes on both paths, a square's balance, the sizes each path takes.
+//! - `keys.rs`: the keys, and the ranks of column sets.
+//! - `word.rs`: the layout of a half's word, the tail's word, the mirror and the sort.
+//! - `memory.rs`: the tables' huge-page arrays and the engines' allowance.
+//! - `fixed.rs` (aside): the search for the solutions a half or quarter turn fixes.
+//!
+//! Every SIMD kernel runs in the tier a [`Tier`] token names, which only detection makes
+//! (`simd.rs`). Not here: Count's engines, progress and cancellation (`count/engine.rs`;
+//! `count/mod.rs` picks a shard's parts and keeps fixed queens on the border
+//! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 
+mod bands;
 mod fixed;
 mod halves;
 mod kernels;
 mod keys;
 mod memory;
 mod narrow;
+mod path;
+mod sample;
 mod shared;
 mod sieve;
+mod sizes;
 mod tables;
 mod wide;
 mod word;
@@ -59,17 +77,20 @@ mod work;
 #[cfg(test)]
 mod tests;
 
-pub use self::shared::Hold;
 pub(crate) use self::wide::ENGINE_BYTES;
 
 use self::fixed::{ticks, turn_fixed_from};
-use self::keys::Key;
-use self::shared::{Tables, with_tables};
+pub(crate) use self::sizes::TABLES_MAX;
+
+use self::sizes::MAX;
+
+use self::keys::{Key, key_count, shard_keys_into};
+use self::shared::{Shared, with_tables};
 use self::sieve::Piece;
-use self::tables::{Join, build_steps};
-use self::work::Works;
+use self::tables::build_steps;
+use self::work::{Task, Works};
 use super::board::Tally;
-use super::options::{CountOptions, Progress, Recount};
+use super::options::{CountOptions, Hold, Progress, Recount};
 use super::subproblem::{Partial, Subproblem};
 use crate::counts::CountError;
 use crate::geometry::Square;
@@ -83,18 +104,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
 /// n = 16 0.19 s against 0.42 s, n = 17 2.0 s against 2.4 s, n = 18 4.4 s against 19.6 s).
 const FROM: u32 = 16;
-
-/// The largest size the join's tables take: a half's word holds the two diagonal fields of
-/// n = 24 and 25 under the balances' bytes (`word.rs`), the ranks of column sets cover 25
-/// columns (`keys.rs`), and a count of n = 25 stays under 4 GiB (measured in
-/// `docs/performance.md`, "Memory of the join"). Past it the join takes the wide path
-/// (`wide.rs`).
-pub(crate) const TABLES_MAX: u32 = 25;
-
-/// The largest size the join takes: the wide path's word holds `2n - 2` bits of diagonals
-/// and two five-bit balances up to n = 28 (`word.rs`). Beyond it Count takes the border
-/// constellations.
-pub(super) const MAX: u32 = 28;
 
 const _: () = assert!(TABLES_MAX <= keys::RANK_COLUMNS);
 const _: () = assert!(2 * MAX - 2 + 10 <= 64);
@@ -117,7 +126,7 @@ pub(super) fn keys_held(n: u32, shard: Shard) -> usize {
     if index >= parts {
         return 0;
     }
-    let (first, end) = (n as usize, n as usize + Join::key_count(n));
+    let (first, end) = (n as usize, n as usize + key_count(n));
     // The first place at or after `first` that the shard holds.
     let held = first + (index + parts - first % parts) % parts;
     if held >= end {
@@ -182,7 +191,7 @@ pub(super) fn parts(
     if keys.try_reserve_exact(held).is_err() {
         return then(Err(out_of_memory));
     }
-    Join::shard_keys_into(n, n as usize, shard, &mut keys);
+    shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
     let pieces = pieces(keys.len(), options.threads);
@@ -206,7 +215,7 @@ pub(super) fn parts(
     };
     let works = Arc::new(Works::new(work_bytes));
     let (recount, recounts) = (options.recount, progress.clone());
-    let made = move |tables: Arc<Tables>| -> Result<Vec<Part>, CountError> {
+    let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts.try_reserve_exact(keys.len() * pieces.len()).is_err() {
             return Err(out_of_memory);
@@ -251,7 +260,7 @@ struct Wanted {
 impl Wanted {
     /// Hands `then` the tables, built or shared; when they came from a build that another
     /// count gave up (it was cancelled) and this count was not, builds them again.
-    fn tables(self, then: Box<dyn FnOnce(Result<Arc<Tables>, CountError>) + Send>) {
+    fn tables(self, then: Box<dyn FnOnce(Result<Arc<Shared>, CountError>) + Send>) {
         let tick = || {
             self.ticked.fetch_add(1, Ordering::Relaxed);
             self.progress.tick();
@@ -297,7 +306,7 @@ enum Kind {
     /// ones; when the key is recounted, the other tier and the progress that counts the
     /// recounts (a key cut in pieces counts there once, with its side that has the bit).
     Key(
-        Arc<Tables>,
+        Arc<Shared>,
         Key,
         Piece,
         Tier,
@@ -328,25 +337,26 @@ fn other_tier(tier: Tier) -> Tier {
     }
 }
 
-/// A key's weighted pairs (`piece`'s of them), counted in `tier` and, when `check` names
+/// Added to every recount's answer by [`key_pairs`] in test builds: a fault the recount
+/// must catch. Only the recount test sets it (no other test recounts).
+#[cfg(test)]
+static RECOUNT_FAULT: AtomicU64 = AtomicU64::new(0);
+
+/// A task's weighted pairs (its piece's of its key's), counted in its tier and, when `check` names
 /// another tier, again in that one: `Recounted` if the two differ. The first count hands
 /// `tally` its pairs as it finds them (`Join::pairs_tallied`).
-#[allow(clippy::too_many_arguments)]
 fn key_pairs(
-    tables: &Tables,
-    key: &Key,
-    piece: Piece,
-    tier: Tier,
+    tables: &Shared,
+    task: Task,
     check: Option<Tier>,
-    cancel: &AtomicBool,
     works: &Works,
     tally: Tally<'_>,
 ) -> Result<u64, CountError> {
+    let (key, tier) = (task.key, task.tier);
     let mut work = works.take();
     let mut count = |tier, tally: &mut dyn FnMut(u64)| {
-        tables
-            .join
-            .pairs_tallied(key, piece, tier, cancel, &mut work, tally)
+        let task = Task { tier, ..task };
+        tables.join.pairs_tallied(task, &mut work, tally)
     };
     let counted = count(tier, tally).and_then(|pairs| {
         let Some(other) = check else {
@@ -354,7 +364,7 @@ fn key_pairs(
         };
         let again = count(other, &mut |_| ())?;
         #[cfg(test)]
-        let again = again + tests::RECOUNT_FAULT.load(Ordering::Relaxed);
+        let again = again + RECOUNT_FAULT.load(Ordering::Relaxed);
         if again != pairs {
             return Err(CountError::Recounted {
                 top: key.top,
@@ -420,9 +430,16 @@ impl Subproblem for Part {
             }
             Kind::Key(tables, key, piece, tier, works, check) => {
                 let other = check.as_ref().map(|(other, _)| *other);
-                let pairs = key_pairs(tables, key, *piece, *tier, other, cancel, works, tally)?;
+                let (piece, tier) = (*piece, *tier);
+                let task = Task {
+                    key,
+                    piece,
+                    tier,
+                    cancel,
+                };
+                let pairs = key_pairs(tables, task, other, works, tally)?;
                 if let Some((_, progress)) = check
-                    && *piece != Piece::Without
+                    && piece != Piece::Without
                 {
                     progress.recounted.fetch_add(1, Ordering::Relaxed);
                 }

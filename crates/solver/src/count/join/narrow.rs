@@ -3,21 +3,17 @@
 //! balances kept beside them as runs of one balance ([`Block`]), and the splits below work
 //! on the narrow words: sixteen words per AVX-512 register (eight per AVX2 one) instead of
 //! eight (four), and the pair tests need no narrowing of their own. Only the tiers whose
-//! pair tests narrow (`Tier::fast_pext`) take this path. What chooses a split's bit, the
-//! wide words' splits and the pair tests' kernels are `sieve.rs`'s.
+//! pair tests narrow (`Tier::fast_pext`) take this path. The wide words' splits are
+//! `sieve.rs`'s, what chooses a split's bit `sample.rs`'s, the passes and pair tests the
+//! kernels' (`kernels/`).
 
+use super::kernels::{REGISTER32, has_pext, leaf32, pass32, pext};
 use super::memory::Allowance;
-use super::sieve::{densest_of, density, leaf32, pass_scalar};
-#[cfg(target_arch = "x86_64")]
-use super::sieve::{pass32_avx2, pass32_avx512};
+use super::sample::{densest_of, density};
 use super::word::Layout;
 use crate::pool::give_way;
-use crate::simd::{Tier, TierKind};
+use crate::simd::Tier;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Slots a block keeps beyond its words: the partitions store whole registers (sixteen
-/// 32-bit words in AVX-512).
-const REGISTER: usize = 16;
 
 /// Splits shallower than this poll for cancellation and give way (as the wide words' do).
 const POLL_DEPTH: usize = 8;
@@ -63,7 +59,9 @@ impl Room {
     fn make_room(&mut self, words: usize, runs: usize, allowance: &mut Allowance) -> bool {
         self.words.clear();
         self.runs.clear();
-        allowance.reserve(&mut self.words, words + REGISTER).is_ok()
+        allowance
+            .reserve(&mut self.words, words + REGISTER32)
+            .is_ok()
             && allowance.reserve(&mut self.runs, runs).is_ok()
     }
 
@@ -268,29 +266,14 @@ fn narrow(
     tier: Tier,
     allowance: &mut Allowance,
 ) -> bool {
-    if !matches!(tier.kind(), TierKind::Avx512 | TierKind::Avx2) {
+    if !has_pext(tier) {
         return false;
     }
     if !room.make_room(words.len(), runs_of(words, &balance).count(), allowance) {
         return false;
     }
     room.runs.extend(runs_of(words, &balance));
-    #[cfg(target_arch = "x86_64")]
-    {
-        let spare = &mut room.words.spare_capacity_mut()[..words.len()];
-        // SAFETY: an AVX-512 or AVX2 `Tier` (checked above) proves the CPU has BMI2 (see
-        // `simd.rs`).
-        unsafe { pext_all(words, meet, spare) };
-        // SAFETY: the first `words.len()` slots were written just now.
-        unsafe { room.words.set_len(words.len()) };
-        true
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        // No such tier is made here.
-        let _ = meet;
-        false
-    }
+    pext(words, meet, &mut room.words, tier)
 }
 
 /// The runs of one `balance` of `words` (in order of balance), in order.
@@ -305,16 +288,6 @@ fn runs_of(words: &[u64], balance: impl Fn(u64) -> i32) -> impl Iterator<Item = 
             len: len as u32,
         })
     })
-}
-
-/// [`narrow`]'s words with `pext`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-fn pext_all(words: &[u64], meet: u64, spare: &mut [std::mem::MaybeUninit<u32>]) {
-    use std::arch::x86_64::_pext_u64;
-    for (slot, &word) in spare.iter_mut().zip(words) {
-        slot.write(_pext_u64(word, meet) as u32);
-    }
 }
 
 /// Fills `without` with the words of `block` that lack `bit` and, if given, `with` with
@@ -334,16 +307,8 @@ fn partition(block: Block, bit: u32, mut with: Option<&mut Room>, without: &mut 
         let b = unsafe { without.words.as_mut_ptr().add(nb) };
         // Each list has room for all of the block's words and a register more, and the
         // pass writes at most this run's words of each kind and a register from `a` and `b`.
-        let (ka, kb) = match tier.kind() {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above; an AVX-512 `Tier` proves the CPU has its features.
-            TierKind::Avx512 => unsafe { pass32_avx512(words, bit, a, b) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above; an AVX2 `Tier` proves the CPU has its features.
-            TierKind::Avx2 => unsafe { pass32_avx2(words, bit, a, b) },
-            // SAFETY: as above.
-            _ => unsafe { pass_scalar(words, bit, a, b) },
-        };
+        // SAFETY: as above.
+        let (ka, kb) = unsafe { pass32(words, bit, a, b, tier) };
         if let Some(with) = with.as_deref_mut()
             && ka > 0
         {

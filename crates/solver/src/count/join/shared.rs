@@ -1,36 +1,34 @@
 //! One set of the join's tables per board size in the process ([`with_tables`]): shared by
 //! every count of that size running at once (whole counts and shards alike), built by the
 //! first that needs them while later ones wait, and freed when the last count holding them
-//! ends. How the tables are built is `tables.rs`'s; what a count does with them, `mod.rs`'s.
+//! ends. How the tables are built is `tables.rs`'s (past n = 25 the join has none, `path.rs`);
+//! what a count does with them, `mod.rs`'s.
 
-use super::tables::Join;
+use super::super::options::Hold;
+use super::path::Join;
 use crate::counts::CountError;
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 
-/// Whatever a count's caller wants kept alive exactly as long as the tables it built (the
-/// server's reservation of their memory): the tables hold it, so it goes when they go.
-pub type Hold = Arc<dyn std::any::Any + Send + Sync>;
-
-/// Built tables, and what they keep alive.
-pub(super) struct Tables {
-    /// The tables.
+/// A built join (its tables), and what it keeps alive.
+pub(super) struct Shared {
+    /// The join.
     pub(super) join: Join,
     /// Kept while the tables live.
     _hold: Option<Hold>,
 }
 
 /// Where a count that waits for the tables goes on: with them, or with why there are none.
-type Then = Box<dyn FnOnce(Result<Arc<Tables>, CountError>) + Send>;
+type Then = Box<dyn FnOnce(Result<Arc<Shared>, CountError>) + Send>;
 
 /// The tables of one size, as far as they have come.
 enum Entry {
     /// Being built by one count; the others that want them wait here.
     Building(Vec<Then>),
     /// Built, and alive while some count holds them.
-    Built(Weak<Tables>),
+    Built(Weak<Shared>),
 }
 
 /// Every size's entry.
@@ -46,7 +44,7 @@ pub(super) fn with_tables(
     cancel: &AtomicBool,
     tick: &dyn Fn(),
     hold: Option<Hold>,
-    then: impl FnOnce(Result<Arc<Tables>, CountError>) + Send + 'static,
+    then: impl FnOnce(Result<Arc<Shared>, CountError>) + Send + 'static,
 ) {
     {
         let mut shared = lock(&SHARED);
@@ -66,7 +64,7 @@ pub(super) fn with_tables(
         }
         entries.insert(n, Entry::Building(Vec::new()));
     }
-    let built = Join::new(n, cancel, tick).map(|join| Arc::new(Tables { join, _hold: hold }));
+    let built = Join::new(n, cancel, tick).map(|join| Arc::new(Shared { join, _hold: hold }));
     let waiting = {
         let mut shared = lock(&SHARED);
         let entries = shared.get_or_insert_with(HashMap::new);

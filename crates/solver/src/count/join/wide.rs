@@ -13,22 +13,25 @@
 //! pair add up. Making the halves takes about a tenth of a part's time (n = 27), the sieve
 //! the rest. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-bit balances
 //! above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
-//! Not here: the keys (`keys.rs`), the parts and their plumbing (`mod.rs`), the tables' path
-//! (`tables.rs`, `halves.rs`), the kernel that joins a head with a group's tails
-//! (`kernels.rs`).
+//! Not here: the keys (`keys.rs`), the parts and their plumbing (`mod.rs`), the key's bands
+//! and the halves they make (`bands.rs`), the tables' path (`tables.rs`, `halves.rs`), the
+//! one mirror and sort of both paths (`word.rs`).
 
-use super::halves::sort_by_byte;
-use super::kernels::extend_wide;
-use super::keys::{BINOMIAL, Key, rank};
+use super::bands::KeyBands;
+#[cfg(test)]
+use super::keys::Key;
 use super::memory::Allowance;
-use super::sieve::{Piece, Sieve, densest};
-use super::tables::Join;
-use super::word::{Layout, wide_mirror};
-use super::work::Work;
+use super::sample::densest;
+use super::sieve::{Piece, Sieve};
+use super::sizes::Sizes;
+use super::word::{Layout, mirror, sort_by_byte};
+use super::work::{Task, Work};
 use crate::counts::CountError;
-use crate::pool::give_way;
+#[cfg(test)]
 use crate::simd::Tier;
-use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(test)]
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 
 /// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
 /// [`CHUNK`] words, the key's bands, up to about 360 MiB at n = 28, and the sieve's blocks).
@@ -43,100 +46,54 @@ pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 /// is left of an engine's allowance.
 pub(crate) const CHUNK: usize = 1 << 24;
 
-/// Halves of each list a key's cut in pieces takes its bit from ([`Join::cut_bit`]): the
+/// Halves of each list a key's cut in pieces takes its bit from ([`Wide::cut_bit`]): the
 /// first ones its bands make, the same whatever the chunks and the engine's room.
 const CUT_SAMPLE: usize = 1 << 12;
 
-/// A key's halves on one set of columns, made of two bands: the placements of the half's
-/// first rows (the heads), in the order a search finds them, and of its last rows (the
-/// tails, placed as if no head were there), grouped by the columns they leave (a group is
-/// the set of columns a head takes), so that a half is a head and a tail of its group that
-/// fits it; and where the next halves come from ([`Join::fill`] goes on from there). Kept
-/// from key to key in an engine's [`Work`], its room within the engine's allowance.
-#[derive(Default)]
-pub(super) struct KeyBands {
-    /// Each head's test word (the diagonals it attacks on the tail's first row), its share
-    /// of the half's word and its group (the colex rank of its columns among the key's), in
-    /// threes.
-    heads: Vec<u64>,
-    /// Per group, where its tails start in `tail_tests` and `tail_parts`, and where they
-    /// end after the last.
-    tail_starts: Vec<u32>,
-    /// Each tail's test word: its queens' diagonals traced back to its first row.
-    tail_tests: Vec<u64>,
-    /// Each tail's share of the half's word (its balance biased).
-    tail_parts: Vec<u64>,
-    /// The head and the tail within its group's the next halves come from.
-    at: (usize, usize),
-    /// Whether every half has been listed.
-    done: bool,
+/// The join of one size on the wide path: no tables, only the board's sizes and how long a
+/// key's lists grow.
+pub(super) struct Wide {
+    /// The board's sizes.
+    pub(super) sizes: Sizes,
+    /// The most words a key's list holds at once.
+    pub(super) chunk: usize,
 }
 
-/// What a band's search looks up: per row, the columns the band may take (all but where a
-/// test fixes them) less those whose queen would attack the middle queen, and each square's
-/// balance.
-struct Lookup {
-    open: [u32; 16],
-    balances: [[i8; 32]; 16],
-}
-
-/// A band's search so far: the columns of the key not yet taken, the diagonals the queens
-/// attack on the next row, the same traced back to the band's first row (a tail's test
-/// word), the balances summed.
-#[derive(Clone, Copy)]
-struct Placing {
-    free: u32,
-    ld: u32,
-    rd: u32,
-    back: u64,
-    balance: i32,
-}
-
-impl Join {
-    /// The join for size `n` on the wide path (no tables), its lists in chunks of at most
-    /// `chunk` words.
-    pub(super) fn wide(n: u32, chunk: usize) -> Join {
-        let mut join = Join::bare(n);
-        join.chunk = chunk;
-        join
+impl Wide {
+    /// The wide path for size `n`, its lists in chunks of at most `chunk` words.
+    pub(super) fn new(n: u32, chunk: usize) -> Wide {
+        Wide {
+            sizes: Sizes::new(n),
+            chunk,
+        }
     }
 
-    /// The fitting pairs of `key`'s halves on the wide path (`piece`'s of them), its lists in
-    /// `work` (see the module), each chunk pair's handed to `tally` as it is counted;
-    /// `Cancelled` if `cancel` is raised meanwhile, `OutOfMemory` if the bands or not one
-    /// half fit what `work`'s allowance has left.
-    pub(super) fn wide_pairs(
+    /// The fitting pairs of the task's key's halves on the wide path (its piece's), its
+    /// lists in `work` (see the module), each chunk pair's handed to `tally` as it is
+    /// counted; `Cancelled` if the task's flag is raised meanwhile, `OutOfMemory` if the
+    /// bands or not one half fit what `work`'s allowance has left.
+    pub(super) fn pairs(
         &self,
-        key: &Key,
-        piece: Piece,
-        tier: Tier,
-        cancel: &AtomicBool,
+        task: Task,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
+        let (key, piece) = (task.key, task.piece);
         let every = [!0; 16];
         let [mut top, mut bottom] = std::mem::take(&mut work.bands);
         let mut bands = |work: &mut Work| {
-            self.key_bands(&mut top, key.top, key.middle, &every, &mut work.allowance)?;
-            self.key_bands(
-                &mut bottom,
-                key.bottom,
-                key.middle,
-                &every,
-                &mut work.allowance,
-            )
+            let sizes = &self.sizes;
+            top.make(sizes, key.top, key.middle, &every, &mut work.allowance)?;
+            bottom.make(sizes, key.bottom, key.middle, &every, &mut work.allowance)
         };
         // The lists and the sieve make do with whatever room the bands leave.
         let counted = work
             .with_spare_room(&mut bands)
             .and_then(|()| match piece {
                 Piece::Whole => Ok(0),
-                _ => self.cut_bit(&mut top, &mut bottom, tier, cancel, work),
+                _ => self.cut_bit(&mut top, &mut bottom, task, work),
             })
-            .and_then(|bit| {
-                let (top, bottom, cut) = (&mut top, &mut bottom, (piece, bit));
-                self.chunk_pairs(key, top, bottom, cut, tier, cancel, work, tally)
-            });
+            .and_then(|bit| self.chunk_pairs(task, &mut top, &mut bottom, bit, work, tally));
         work.bands = [top, bottom];
         counted
     }
@@ -149,22 +106,15 @@ impl Join {
         &self,
         top: &mut KeyBands,
         bottom: &mut KeyBands,
-        tier: Tier,
-        cancel: &AtomicBool,
+        task: Task,
         work: &mut Work,
     ) -> Result<u64, CountError> {
-        let sampler = Join::wide(self.n, CUT_SAMPLE);
-        let Work {
-            tops,
-            bottoms,
-            scratch,
-            allowance,
-            ..
-        } = work;
+        let (tier, cancel) = (task.tier, task.cancel);
+        let (tops, bottoms, scratch, _, allowance) = work.lists();
         for (bands, list) in [(&mut *top, &mut *tops), (&mut *bottom, &mut *bottoms)] {
             bands.restart();
-            sampler.fill(bands, list, allowance, cancel, tier)?;
-            if list.len() < CUT_SAMPLE && !bands.done {
+            bands.fill(CUT_SAMPLE, list, allowance, cancel, tier)?;
+            if list.len() < CUT_SAMPLE && !bands.done() {
                 return Err(CountError::OutOfMemory {
                     bytes: (CUT_SAMPLE * size_of::<u64>()) as u64,
                 });
@@ -172,37 +122,28 @@ impl Join {
             bands.restart();
         }
         self.ready_bottoms(bottoms, scratch, allowance)?;
-        Ok(densest(tops, bottoms, Layout::wide(self.n), tier).unwrap_or(0))
+        Ok(densest(tops, bottoms, Layout::wide(self.sizes.n), tier).unwrap_or(0))
     }
 
     /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module), of
-    /// them only those this side of the cut `(piece, bit)` ([`Piece`]).
-    #[allow(clippy::too_many_arguments)]
+    /// them only those this side of the task's cut on `bit` ([`Piece`]).
     fn chunk_pairs(
         &self,
-        key: &Key,
+        task: Task,
         top: &mut KeyBands,
         bottom: &mut KeyBands,
-        (piece, bit): (Piece, u64),
-        tier: Tier,
-        cancel: &AtomicBool,
+        bit: u64,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
-        let layout = Layout::wide(self.n);
-        let Work {
-            tops,
-            bottoms,
-            scratch,
-            sieve,
-            allowance,
-            ..
-        } = work;
+        let (key, piece, tier, cancel) = (task.key, task.piece, task.tier, task.cancel);
+        let layout = Layout::wide(self.sizes.n);
+        let (tops, bottoms, scratch, sieve, allowance) = work.lists();
         let mut total = 0u64;
         // One chunk pair's pairs, added to the total and handed to `tally`.
         let mut count =
             |tops: &[u64], bottoms: &[u64], sieve: &mut Sieve, allowance: &mut Allowance| {
-                sieve.reset(self.middle_balance(key), tier, layout);
+                sieve.reset(self.sizes.middle_balance(key), tier, layout);
                 let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
                 tally(pairs);
                 total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
@@ -211,8 +152,8 @@ impl Join {
         // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
         // took one chunk); otherwise they are made again for each chunk of tops.
         let mut whole = false;
-        while !top.done {
-            self.fill(top, tops, allowance, cancel, tier)?;
+        while !top.done() {
+            top.fill(self.chunk, tops, allowance, cancel, tier)?;
             if tops.is_empty() {
                 continue;
             }
@@ -223,9 +164,9 @@ impl Join {
             } else {
                 bottom.restart();
                 let mut first = true;
-                while !bottom.done {
-                    self.fill(bottom, bottoms, allowance, cancel, tier)?;
-                    whole = first && bottom.done;
+                while !bottom.done() {
+                    bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
+                    whole = first && bottom.done();
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;
                     piece.keep_bottoms(bit, bottoms);
@@ -247,255 +188,14 @@ impl Join {
         scratch: &mut Vec<u64>,
         allowance: &mut Allowance,
     ) -> Result<(), CountError> {
-        let layout = Layout::wide(self.n);
-        self.mirror(words);
+        let layout = Layout::wide(self.sizes.n);
+        mirror(words, self.sizes.n, layout);
         sort_by_byte(words, layout.balance + layout.width, scratch, allowance)
-    }
-
-    /// Turns top halves' words into bottom halves' ([`wide_mirror`]), the balance moved to
-    /// the bottom's field.
-    fn mirror(&self, words: &mut [u64]) {
-        let layout = Layout::wide(self.n);
-        let (shift, low, fields) = wide_mirror(self.n);
-        for y in words.iter_mut() {
-            let balance = *y >> layout.balance;
-            let diagonals = *y & fields;
-            *y = (diagonals >> shift)
-                | ((diagonals & low) << shift)
-                | (balance << (layout.balance + layout.width));
-        }
-    }
-
-    /// Makes `bands` the two bands of the halves on exactly `columns` at peace with the
-    /// middle queen on column `middle` (odd boards), row `r`'s queen on a column of
-    /// `rows[r]`, grouped by the head's columns, their room grown within `allowance`.
-    fn key_bands(
-        &self,
-        bands: &mut KeyBands,
-        columns: u32,
-        middle: Option<u32>,
-        rows: &[u32; 16],
-        allowance: &mut Allowance,
-    ) -> Result<(), CountError> {
-        let mut lookup = Lookup {
-            open: [0; 16],
-            balances: [[0; 32]; 16],
-        };
-        for row in 0..self.m {
-            let mut avoid = 0;
-            if let Some(q) = middle {
-                let d = self.m - row;
-                let (left, right) = (q.checked_sub(d), q + d);
-                avoid = left.map_or(0, |c| 1 << c) | ((1u64 << right) as u32 & self.full);
-            }
-            lookup.open[row as usize] = rows[row as usize] & !avoid;
-            for column in 0..self.n {
-                lookup.balances[row as usize][column as usize] = self.balance(row, column) as i8;
-            }
-        }
-        // A column's place among the key's: a head's group is the colex rank of its columns
-        // so numbered.
-        let mut place = [0u32; 32];
-        for column in 0..self.n {
-            place[column as usize] = (columns & ((1 << column) - 1)).count_ones();
-        }
-        let (h, m) = (self.head, self.m);
-        let group = |set: u32| {
-            let mut local = 0;
-            let mut rest = set;
-            while rest != 0 {
-                local |= 1 << place[rest.trailing_zeros() as usize];
-                rest &= rest - 1;
-            }
-            rank(local, h)
-        };
-        let groups = BINOMIAL[m as usize][h as usize] as usize;
-        bands.restart();
-        let start = Placing {
-            free: columns,
-            ld: 0,
-            rd: 0,
-            back: 0,
-            balance: 0,
-        };
-        let layout = Layout::wide(self.n);
-        // A placement's share of the half's word: its diagonals moved down to the row under
-        // the half (`shift` rows on), its balance plus `bias`.
-        let part = |p: &Placing, shift: u32, bias: i32| {
-            let (ld, rd) = ((p.ld << shift) & self.full, p.rd >> shift);
-            (u64::from(ld >> 1) | (u64::from(rd) << (self.n - 1)))
-                .wrapping_add(((p.balance + bias) as i64 as u64) << layout.balance)
-        };
-        // The heads in the order the search finds them, so that the halves of a chunk
-        // share their first rows as a search's would (which spares the sieve work when a
-        // key takes many chunks): counted, then listed.
-        let mut heads = 0;
-        self.band(&lookup, 0..h, start, &mut |_| heads += 1);
-        bands.heads.clear();
-        allowance.reserve(&mut bands.heads, 3 * heads)?;
-        self.band(&lookup, 0..h, start, &mut |p| {
-            let test = u64::from(p.ld) | (u64::from(p.rd) << self.n);
-            let group = group(columns ^ p.free) as u64;
-            bands.heads.extend([test, part(&p, m - h, 0), group]);
-        });
-        // The tails by the group of the columns they leave: counted, then put in place.
-        let starts = &mut bands.tail_starts;
-        starts.clear();
-        starts.resize(groups + 1, 0);
-        self.band(&lookup, h..m, start, &mut |p| {
-            starts[group(p.free) + 1] += 1
-        });
-        for g in 0..groups {
-            starts[g + 1] += starts[g];
-        }
-        let total = starts[groups] as usize;
-        let mut next = starts.clone();
-        for list in [&mut bands.tail_tests, &mut bands.tail_parts] {
-            list.clear();
-            allowance.reserve(list, total)?;
-            list.resize(total, 0);
-        }
-        self.band(&lookup, h..m, start, &mut |p| {
-            let slot = &mut next[group(p.free)];
-            let at = *slot as usize;
-            *slot += 1;
-            bands.tail_tests[at] = p.back;
-            bands.tail_parts[at] = part(&p, 0, layout.bias);
-        });
-        Ok(())
-    }
-
-    /// Hands `visit` every placement of the rows `rows` from `p` (its first row's queen
-    /// first), each queen on a free column `lookup` leaves open that the queens above in
-    /// the band do not attack.
-    fn band(
-        &self,
-        lookup: &Lookup,
-        rows: std::ops::Range<u32>,
-        p: Placing,
-        visit: &mut impl FnMut(Placing),
-    ) {
-        self.place(lookup, rows.start, rows.start, rows.end, p, visit)
-    }
-
-    /// [`Join::band`] from row `row` on (the band's first row `first`, its end `end`).
-    fn place(
-        &self,
-        lookup: &Lookup,
-        first: u32,
-        row: u32,
-        end: u32,
-        p: Placing,
-        visit: &mut impl FnMut(Placing),
-    ) {
-        if row == end {
-            visit(p);
-            return;
-        }
-        let mut open = p.free & !(p.ld | p.rd) & lookup.open[row as usize & 15];
-        let k = row - first;
-        while open != 0 {
-            let bit = open & open.wrapping_neg();
-            open ^= bit;
-            let column = bit.trailing_zeros();
-            // Her diagonals traced back to the band's first row (those that leave the board
-            // there meet no queen above).
-            let left = column.checked_sub(k).map_or(0, |c| 1u64 << c);
-            let right = if column + k < self.n {
-                1u64 << (column + k + self.n)
-            } else {
-                0
-            };
-            let next = Placing {
-                free: p.free ^ bit,
-                ld: ((p.ld | bit) << 1) & self.full,
-                rd: (p.rd | bit) >> 1,
-                back: p.back | left | right,
-                balance: p.balance
-                    + i32::from(lookup.balances[row as usize & 15][column as usize & 31]),
-            };
-            self.place(lookup, first, row + 1, end, next, visit);
-        }
-    }
-
-    /// Fills `out` with the next halves of `bands` until it has `chunk` words or the
-    /// allowance gives no more room, or every half is listed; `OutOfMemory` if not one word
-    /// found room, `Cancelled` if `cancel` is raised meanwhile.
-    fn fill(
-        &self,
-        bands: &mut KeyBands,
-        out: &mut Vec<u64>,
-        allowance: &mut Allowance,
-        cancel: &AtomicBool,
-        tier: Tier,
-    ) -> Result<(), CountError> {
-        out.clear();
-        if cancel.load(Ordering::Relaxed) {
-            return Err(CountError::Cancelled);
-        }
-        let limit = self.chunk;
-        let heads = bands.heads.len() / 3;
-        let (mut h, mut t) = bands.at;
-        'heads: while h < heads {
-            let head = [bands.heads[3 * h], bands.heads[3 * h + 1]];
-            let group = bands.heads[3 * h + 2] as usize;
-            let tails = bands.tail_starts[group] as usize..bands.tail_starts[group + 1] as usize;
-            while tails.start + t < tails.end {
-                let room = limit - out.len();
-                let take = (tails.end - tails.start - t).min(room);
-                if take == 0 {
-                    break 'heads;
-                }
-                if out.capacity() - out.len() < take + 8 {
-                    let more = out.len().clamp(1 << 12, 1 << 22).max(take + 8);
-                    if allowance.reserve(out, more).is_err()
-                        && allowance.reserve(out, take + 8).is_err()
-                    {
-                        if out.is_empty() {
-                            return Err(CountError::OutOfMemory {
-                                bytes: ((take + 8) * size_of::<u64>()) as u64,
-                            });
-                        }
-                        break 'heads;
-                    }
-                }
-                let from = tails.start + t;
-                extend_wide(
-                    out,
-                    head,
-                    &bands.tail_tests[from..from + take],
-                    &bands.tail_parts[from..from + take],
-                    tier,
-                );
-                t += take;
-            }
-            t = 0;
-            h += 1;
-        }
-        bands.at = (h, t);
-        bands.done = h == heads;
-        give_way();
-        Ok(())
-    }
-}
-
-impl KeyBands {
-    /// Lists its halves again from the first.
-    fn restart(&mut self) {
-        self.at = (0, 0);
-        self.done = false;
-    }
-
-    /// Bytes its bands hold room for now.
-    #[cfg(test)]
-    pub(super) fn bytes(&self) -> usize {
-        let words = self.heads.capacity() + self.tail_tests.capacity() + self.tail_parts.capacity();
-        words * size_of::<u64>()
     }
 }
 
 #[cfg(test)]
-impl Join {
+impl Wide {
     /// The fitting pairs of `key`'s top halves whose first rows hold the columns `top` and
     /// bottom halves whose last rows (from the board's last up) hold `bottom`, as the wide
     /// path counts them (the same bands, words, mirror, sort and sieve), in `tier`; for
@@ -507,7 +207,7 @@ impl Join {
         bottom: &[u32],
         tier: Tier,
     ) -> Result<u64, CountError> {
-        let layout = Layout::wide(self.n);
+        let layout = Layout::wide(self.sizes.n);
         let mut work = Work::new(usize::MAX);
         let fixed = |columns: &[u32]| {
             let mut rows = [!0u32; 16];
@@ -522,18 +222,12 @@ impl Join {
             .zip(&mut lists)
         {
             let mut bands = KeyBands::default();
-            self.key_bands(
-                &mut bands,
-                columns,
-                key.middle,
-                &fixed(rows),
-                &mut work.allowance,
-            )?;
-            let join = Join::wide(self.n, usize::MAX);
-            while !bands.done {
+            let rows = fixed(rows);
+            bands.make(&self.sizes, columns, key.middle, &rows, &mut work.allowance)?;
+            while !bands.done() {
                 let mut chunk = Vec::new();
-                join.fill(
-                    &mut bands,
+                bands.fill(
+                    usize::MAX,
                     &mut chunk,
                     &mut work.allowance,
                     &AtomicBool::new(false),
@@ -543,15 +237,10 @@ impl Join {
             }
         }
         let [mut tops, mut bottoms] = lists;
-        let Work {
-            scratch,
-            sieve,
-            allowance,
-            ..
-        } = &mut work;
+        let (_, _, scratch, sieve, allowance) = work.lists();
         self.ready_bottoms(&mut bottoms, scratch, allowance)?;
         sort_by_byte(&mut tops, layout.balance, scratch, allowance)?;
-        sieve.reset(self.middle_balance(key), tier, layout);
+        sieve.reset(self.sizes.middle_balance(key), tier, layout);
         Ok(sieve.count(&tops, &bottoms, 0, &AtomicBool::new(false), allowance))
     }
 }

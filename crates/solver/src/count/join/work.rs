@@ -1,17 +1,43 @@
-//! What a count's engine keeps from key to key so that a key allocates nothing new once its
-//! lists have grown ([`Work`]): the two lists of half words, room for sorting them, the
-//! sieve's blocks, and what they may still grow by (an `Allowance`, `memory.rs`), so that an
-//! engine stays within what its count reserved; and the engines' lists of one count
-//! ([`Works`]), which go when the count ends. What the lists hold is `halves.rs`'s and
-//! `sieve.rs`'s.
+//! What a count's engine is asked of a key ([`Task`]) and keeps from key to key so that a
+//! key allocates nothing new once its lists have grown ([`Work`]): the two lists of half
+//! words, room for sorting them, the sieve's blocks, the wide path's bands, and what they
+//! may still grow by (an `Allowance`, `memory.rs`), so that an engine stays within what its
+//! count reserved; and the engines' lists of one count ([`Works`]), which go when the count
+//! ends. What the lists hold is the paths' (`halves.rs`, `wide.rs`) and the sieve's.
 
+use super::bands::KeyBands;
+use super::keys::Key;
 use super::memory::Allowance;
-use super::sieve::Sieve;
-use super::wide::KeyBands;
+use super::sieve::{Piece, Sieve};
 use crate::counts::CountError;
 use crate::simd::Tier;
 use crate::sync::lock;
 use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+/// What an engine is asked of one key: the key, which of its pairs (a [`Piece`]), the tier
+/// of its kernels, and the flag that stops it.
+#[derive(Clone, Copy)]
+pub(super) struct Task<'a> {
+    /// The key.
+    pub(super) key: &'a Key,
+    /// Which of its pairs.
+    pub(super) piece: Piece,
+    /// The tier its kernels run in.
+    pub(super) tier: Tier,
+    /// Raised to give up.
+    pub(super) cancel: &'a AtomicBool,
+}
+
+/// A [`Work`]'s top halves, bottom halves, room to sort them, sieve and allowance, borrowed
+/// apart ([`Work::lists`]).
+pub(super) type Lists<'a> = (
+    &'a mut Vec<u64>,
+    &'a mut Vec<u64>,
+    &'a mut Vec<u64>,
+    &'a mut Sieve,
+    &'a mut Allowance,
+);
 
 /// One engine's lists, kept from key to key, and what they may still grow by.
 pub(super) struct Work {
@@ -40,6 +66,19 @@ impl Work {
             bands: Default::default(),
             allowance: Allowance::new(bytes),
         }
+    }
+
+    /// Its two lists, the room to sort them, the sieve and the allowance, borrowed apart.
+    pub(super) fn lists(&mut self) -> Lists<'_> {
+        let Work {
+            tops,
+            bottoms,
+            scratch,
+            sieve,
+            allowance,
+            ..
+        } = self;
+        (tops, bottoms, scratch, sieve, allowance)
     }
 
     /// Runs `make` (which fills a key's lists, or on the wide path its bands); where it

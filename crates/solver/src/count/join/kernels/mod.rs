@@ -1,0 +1,359 @@
+//! The join's SIMD kernels, one dispatch for every tier: each function here takes the
+//! [`Tier`] token and runs the kernel of that name in `avx512.rs`, `avx2.rs` or
+//! `portable.rs` (the same names and arguments in each, as hashbrown's `Group` has in its
+//! per-target files), so that the sieve, the narrowed subtrees, the tables and the two
+//! paths read as algorithms over a few kernel calls and never name an instruction set.
+//!
+//! - `frames.rs`: the loops every tier's kernels run inside (the loop over a key's heads, a
+//!   partition's frame, the runs of one balance, narrowing to 32-bit words).
+//! - `portable.rs`: the portable kernels, which the SIMD ones fall back on for a block's
+//!   last words.
+//! - `avx2.rs`, `avx512.rs`: the kernels compiled for those tiers, declared for x86-64 only
+//!   (the one `cfg(target_arch)` each, on its `mod` line).
+//! - here: the dispatch, and the `unsafe` of calling target-feature code.
+//!
+//! # Soundness, once per tier
+//! A kernel of `avx512.rs` or `avx2.rs` is a safe `#[target_feature]` function, and calling
+//! it from here takes an `unsafe` block: sound exactly when this CPU has the features. Every
+//! such call sits in the arm of a match on the kind of a [`Tier`] the caller holds, and a
+//! `Tier` of kind `Avx512` (or `Avx2`) can only be made by detection that found every
+//! feature its kernels are compiled with (`simd.rs`), a subset of which each kernel enables;
+//! the features do not change while the process runs. The AVX-512 sampling kernel
+//! ([`bit_counts`]) runs only for a `Tier` whose `gfni` says the CPU has its byte, VBMI,
+//! BITALG and GFNI instructions too. That one argument, in `by_tier!` and the few
+//! matches below it, is the whole of the tiers' `unsafe`.
+//!
+//! Not here: what the kernels are for (`sieve.rs`, `narrow.rs`, `tables.rs`, `halves.rs`,
+//! `bands.rs`), the layout of the words they read (`word.rs`).
+
+/// Writes a tier's `extend`, a key's halves of each head and the tails that fit it: the
+/// loop over the heads ([`frames::each_head`]) with the tier's `extend_head` inlined, under
+/// `$attr` (its target features; the portable tier's is inlined into [`extend`]). One
+/// definition for every tier.
+macro_rules! extend_in {
+    ($(#[$attr:meta])*) => {
+        /// A key's halves of each head and the tails that fit it (`extend_head` inlined).
+        $(#[$attr])*
+        pub(super) fn extend(
+            free: &mut Free,
+            heads: &[u64],
+            tails: &[u64],
+            spare: [u64; 2],
+            tail: Tail,
+        ) -> usize {
+            each_head(free, heads, tails, spare, tail, |free, head, tails, tail| {
+                extend_head(free, head, tails, tail)
+            })
+        }
+    };
+}
+
+/// Writes a tier's `weighted_narrowed`, the weighted pairs of two small blocks narrowed to
+/// 32 bits by `pext` ([`frames::narrowed`], the tier's `leaf32` their pair tests), compiled
+/// with `$features`, and its `pext` (BMI2). One definition for the two tiers that narrow.
+#[cfg(target_arch = "x86_64")]
+macro_rules! narrowed_in {
+    ($features:literal) => {
+        /// Weighted fitting pairs of two small blocks narrowed to 32 bits by `pext`
+        /// ([`narrowed`]), [`leaf32`] their pair tests.
+        #[target_feature(enable = $features)]
+        pub(super) fn weighted_narrowed(
+            layout: Layout,
+            middle: i32,
+            xs: &[u64],
+            ys: &[u64],
+        ) -> Option<u64> {
+            narrowed(
+                layout,
+                middle,
+                xs,
+                ys,
+                |word, meet| _pext_u64(word, meet) as u32,
+                |xs, ys, evens| {
+                    let (even, positive) = ys.split_at(evens);
+                    leaf32(xs, even) + 2 * leaf32(xs, positive)
+                },
+            )
+        }
+
+        /// `words` narrowed to the bits of `meet`, written to `out`.
+        #[target_feature(enable = "bmi2")]
+        pub(super) fn pext(words: &[u64], meet: u64, out: &mut [std::mem::MaybeUninit<u32>]) {
+            for (slot, &word) in out.iter_mut().zip(words) {
+                slot.write(_pext_u64(word, meet) as u32);
+            }
+        }
+    };
+}
+
+/// Writes a tier's partition pass `$name(words, bit, a, b)`, compiled with `$features`:
+/// the words of `words` with `bit` from `a` (if given), those without from `b`, in order;
+/// returns how many of each. One signature and contract for the SIMD tiers' passes.
+#[cfg(target_arch = "x86_64")]
+macro_rules! pass_fn {
+    ($(#[$doc:meta])* $name:ident, $word:ty, $features:literal,
+     |$words:ident, $bit:ident, $a:ident, $b:ident| $body:block) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `a` and `b` have room for the words of their kind and a register more.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $name(
+            $words: &[$word],
+            $bit: $word,
+            $a: Option<*mut $word>,
+            $b: *mut $word,
+        ) -> (usize, usize) $body
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod frames;
+mod portable;
+
+pub(super) use self::frames::{Free, runs};
+use super::word::{Last, Layout, Tail};
+use crate::simd::{Tier, TierKind};
+
+/// Calls the kernel `$kernel` of `$tier`'s file with the arguments given: `avx512::$kernel`
+/// or `avx2::$kernel` in an `unsafe` block, else `portable::$kernel`.
+macro_rules! by_tier {
+    ($tier:expr, $kernel:ident($($arg:expr),* $(,)?)) => {
+        match $tier.kind() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
+            TierKind::Avx512 => unsafe { avx512::$kernel($($arg),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
+            TierKind::Avx2 => unsafe { avx2::$kernel($($arg),*) },
+            _ => portable::$kernel($($arg),*),
+        }
+    };
+}
+
+/// Disjoint pairs of two small blocks, compared one by one.
+#[inline]
+pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
+    by_tier!(tier, leaf(xs, ys))
+}
+
+/// Disjoint pairs of two small blocks of narrowed words, compared one by one.
+#[inline]
+pub(super) fn leaf32(xs: &[u32], ys: &[u32], tier: Tier) -> u64 {
+    by_tier!(tier, leaf32(xs, ys))
+}
+
+/// How many words of `words` have `bit`.
+#[inline]
+pub(super) fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
+    by_tier!(tier, having(words, bit))
+}
+
+/// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
+/// those that have it, both in order, in one pass; each has room for its words and a
+/// register ([`REGISTER`]) more.
+#[inline]
+pub(super) fn partition(
+    words: &[u64],
+    bit: u64,
+    mut with: Option<&mut Vec<u64>>,
+    without: &mut Vec<u64>,
+    tier: Tier,
+) {
+    without.clear();
+    if let Some(with) = with.as_deref_mut() {
+        with.clear();
+    }
+    debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
+    by_tier!(tier, partition(words, bit, (with, without)))
+}
+
+/// Slots a list of 64-bit words keeps beyond its words for a partition: the SIMD passes
+/// store whole registers.
+pub(super) const REGISTER: usize = 8;
+
+/// Slots a list of 32-bit words keeps beyond its words for [`pass32`] (sixteen to an
+/// AVX-512 register).
+pub(super) const REGISTER32: usize = 16;
+
+/// A narrowed block's partition pass: the words of `words` with `bit` from `a` (if given),
+/// those without from `b`, in order; how many of each.
+///
+/// # Safety
+/// `a` and `b` have room for the words of their kind and [`REGISTER32`] more.
+#[inline]
+pub(super) unsafe fn pass32(
+    words: &[u32],
+    bit: u32,
+    a: Option<*mut u32>,
+    b: *mut u32,
+    tier: Tier,
+) -> (usize, usize) {
+    // SAFETY: the room is the caller's promise; the tiers as in `by_tier!`.
+    unsafe {
+        match tier.kind() {
+            #[cfg(target_arch = "x86_64")]
+            TierKind::Avx512 => avx512::pass32(words, bit, a, b),
+            #[cfg(target_arch = "x86_64")]
+            TierKind::Avx2 => avx2::pass32(words, bit, a, b),
+            _ => portable::pass32(words, bit, a, b),
+        }
+    }
+}
+
+/// Per bit, how many words of `sample` (a multiple of eight words, at most 255) have it:
+/// with GFNI and AVX-512 byte instructions where `tier` has them ([`Tier::gfni`]: the
+/// AVX-512 tier only), else in plain Rust.
+#[inline(always)]
+pub(super) fn bit_counts(sample: &[u64], tier: Tier) -> [u8; 64] {
+    #[cfg(target_arch = "x86_64")]
+    if tier.gfni() {
+        // SAFETY: a `Tier` whose `gfni` is set proves the CPU has these features (see the
+        // module).
+        return unsafe { avx512::bit_counts(sample) };
+    }
+    let _ = tier;
+    portable::bit_counts(sample)
+}
+
+/// Writes to `free` the tail words of the placements before `last` (their words so far and
+/// the columns they attack on her row) that leave her column free, with her added, and
+/// returns how many; `free` has room for them and eight slots more. AVX-512 has a kernel of
+/// its own; the other tiers run the portable one.
+#[inline]
+pub(super) fn place(
+    last: Last,
+    free: &mut Free,
+    words: &[u64],
+    attacks: &[u64],
+    tier: Tier,
+) -> usize {
+    match tier.kind() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
+        TierKind::Avx512 => unsafe { avx512::place(last, free, words, attacks) },
+        _ => portable::place(last, free, words, attacks),
+    }
+}
+
+/// Appends to `out` the halves made of a head of `heads` (its test word and share side by
+/// side, but those whose share has bits of `spare[0]`, the middle queen's, which no half may
+/// have) and a tail of `tails` that fits it (and has no bits of `spare[1]`, hers in a tail's
+/// word); `out` has room for every pair and a register more.
+#[inline]
+pub(super) fn extend(
+    out: &mut Vec<u64>,
+    heads: &[u64],
+    tails: &[u64],
+    spare: [u64; 2],
+    tail: Tail,
+    tier: Tier,
+) {
+    let room = heads.len() / 2 * tails.len() + 8;
+    debug_assert!(out.capacity() - out.len() >= room);
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..room];
+    let added = by_tier!(tier, extend(free, heads, tails, spare, tail));
+    // SAFETY: the first `added` slots after `start` were written just now.
+    unsafe { out.set_len(start + added) };
+}
+
+/// Appends to `out` the halves of the wide path made of one head (its test word and its
+/// share) and each tail of `tests` and `parts` that fits it (their test words share no
+/// bit): the head's share and the tail's added (their diagonals never overlap in a fitting
+/// pair, and the balances add). `out` has room for every tail and a register more.
+#[inline]
+pub(super) fn extend_wide(
+    out: &mut Vec<u64>,
+    head: [u64; 2],
+    tests: &[u64],
+    parts: &[u64],
+    tier: Tier,
+) {
+    assert!(out.capacity() - out.len() >= tests.len() + 8 && parts.len() == tests.len());
+    let start = out.len();
+    let free = &mut out.spare_capacity_mut()[..tests.len() + 8];
+    let added = by_tier!(tier, extend_wide(free, head, tests, parts));
+    // SAFETY: the first `added` slots after `start` were written just now.
+    unsafe { out.set_len(start + added) };
+}
+
+/// Two blocks of `x` and `y` words are narrowed for their pair tests only when
+/// `x * y >= NARROW_PAIRS * (x + y)`, so that the pass that narrows them pays (n = 25, shard
+/// 100 of 65,536: 8, 16 and 32 the same within 1%).
+const NARROW_PAIRS: usize = 32;
+
+/// Weighted fitting pairs of tops `xs` and bottoms `ys` (laid out as `layout` says, the
+/// middle queen's balance `middle`) on words narrowed to 32 bits, as [`runs`] weighs them,
+/// where `tier` narrows (AVX-512; AVX2 where `pext` is fast, [`Tier::fast_pext`]), the
+/// blocks have enough pairs per word to pay for it, and no more than 32 bits of them can
+/// meet; else `None`.
+#[inline]
+pub(super) fn weighted_narrowed(
+    layout: Layout,
+    middle: i32,
+    xs: &[u64],
+    ys: &[u64],
+    tier: Tier,
+) -> Option<u64> {
+    let (x, y) = (xs.len(), ys.len());
+    if x + y > frames::NARROWED || x * y < NARROW_PAIRS * (x + y) {
+        return None;
+    }
+    match tier.kind() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
+        TierKind::Avx512 => unsafe { avx512::weighted_narrowed(layout, middle, xs, ys) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
+        TierKind::Avx2 if tier.fast_pext() => unsafe {
+            avx2::weighted_narrowed(layout, middle, xs, ys)
+        },
+        _ => None,
+    }
+}
+
+/// Whether `tier` has `pext` to narrow words with ([`pext`]): the AVX-512 and AVX2 tiers.
+#[inline]
+pub(super) fn has_pext(tier: Tier) -> bool {
+    matches!(tier.kind(), TierKind::Avx512 | TierKind::Avx2)
+}
+
+/// Appends `words` narrowed to the bits of `meet` (`pext`) to `out`, which has room for
+/// them; `false`, and nothing written, where `tier` has no `pext` (only the AVX-512 and
+/// AVX2 tiers narrow).
+#[inline]
+pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> bool {
+    let start = out.len();
+    let spare = &mut out.spare_capacity_mut()[..words.len()];
+    match tier.kind() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX-512 `Tier` proves the CPU has BMI2 (see the module).
+        TierKind::Avx512 => unsafe { avx512::pext(words, meet, spare) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an AVX2 `Tier` proves the CPU has BMI2 (see the module).
+        TierKind::Avx2 => unsafe { avx2::pext(words, meet, spare) },
+        _ => {
+            let _ = (meet, spare);
+            return false;
+        }
+    }
+    // SAFETY: the `words.len()` slots after `start` were written just now.
+    unsafe { out.set_len(start + words.len()) };
+    true
+}
+
+/// Asks the CPU to bring `words` into its nearest cache (a hint; nothing off x86-64).
+#[inline(always)]
+pub(super) fn prefetch(words: &[u64]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in words.chunks(8) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: SSE is part of every x86-64 CPU; a prefetch reads nothing and cannot fault.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+    }
+    let _ = words;
+}

@@ -1,0 +1,175 @@
+//! The keys and the sieve: every orbit covered once, shards of the keys, the sampled bits
+//! and the weighted pair tests of every tier against the definition.
+
+use super::*;
+
+#[test]
+fn join_keys_cover_every_column_split_once() {
+    // Weighted, the keys stand for every (middle, top columns) pair exactly once, and come
+    // in increasing order of (middle, top): the order shards are cut from.
+    for n in 4..=20u32 {
+        let m = n / 2;
+        let keys = keys::keys(n);
+        let order: Vec<_> = keys.iter().map(|k| (k.middle, k.top)).collect();
+        assert!(order.is_sorted_by(|a, b| a < b), "n = {n}");
+        let total: u64 = keys.iter().map(|k| k.weight).sum();
+        let choose = |a: u64, b: u64| (0..b).fold(1u64, |c, i| c * (a - i) / (i + 1));
+        let expected = if n.is_multiple_of(2) {
+            choose(u64::from(n), u64::from(m))
+        } else {
+            u64::from(n) * choose(u64::from(n) - 1, u64::from(m))
+        };
+        assert_eq!(total, expected, "n = {n}");
+    }
+}
+
+/// A shard's keys are those of the whole list whose place, after the list's offset, the
+/// shard holds: picked by place (middle queens left of the centre) or by walking (the rest).
+#[test]
+fn a_shards_keys_are_its_places_in_the_whole_list() {
+    for n in 4..=21u32 {
+        let keys = keys::keys(n);
+        for (offset, index, count) in [
+            (0, 0, 1),
+            (n as usize, 3, 7),
+            (5, 0, 256),
+            (n as usize, 255, 256),
+            (1, 2, 2),
+            (0, 9, 0),
+        ] {
+            let shard = Shard { index, count };
+            let expected: Vec<_> = keys
+                .iter()
+                .enumerate()
+                .filter(|&(at, _)| shard.holds(offset + at))
+                .map(|(_, &key)| key)
+                .collect();
+            assert_eq!(
+                keys::shard_keys(n, offset, shard),
+                expected,
+                "n = {n}, {offset}, {shard:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_sampled_bit_counts_match_on_every_tier() {
+    let tiers = tiers_to_test("the_sampled_bit_counts_match_on_every_tier");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for len in [1usize, 7, 31, 32, 33, 100, 1000, 4095, 4096, 5000, 100_000] {
+        let words: Vec<u64> = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            })
+            .collect();
+        let size = if len >= LONG_BLOCK {
+            LONG_SAMPLE
+        } else {
+            SAMPLE
+        };
+        let step = (len / size).max(1);
+        let mut expected = [0u8; 64];
+        for &word in words.iter().step_by(step).take(size) {
+            for (bit, count) in expected.iter_mut().enumerate().take(BALANCE_SHIFT as usize) {
+                *count += u8::from(word >> bit & 1 == 1);
+            }
+        }
+        for &tier in &tiers {
+            assert_eq!(
+                density(&words, (1 << BALANCE_SHIFT) - 1, tier),
+                expected,
+                "{len} words, {tier:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_blocks_count_disjoint_pairs_like_the_definition() {
+    // Random words with random balances, every tier, the weighted sieve against the
+    // definition: words of 40 bits, and words of 30 bits spread up to bit 39, which the
+    // AVX-512 and AVX2 tiers narrow to 32 bits for their pair tests (a narrowing that kept only the
+    // low 32 bits would miss bits 32 to 39).
+    let tiers = tiers_to_test("the_blocks_count_disjoint_pairs_like_the_definition");
+    let spread: u64 = (0..40)
+        .filter(|bit| bit % 8 != 3 && bit % 8 != 6)
+        .map(|bit| 1 << bit)
+        .sum();
+    assert_eq!(spread.count_ones(), 30);
+    for (field, narrowed) in [(0xff_ffff_ffffu64, false), (spread, true)] {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
+        let mut word = |shift: u32| {
+            let bits = next();
+            let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+            (bits & (bits >> 3) & (bits >> 6) & field) | (balance << shift)
+        };
+        // Long enough that every tier splits them before its pair tests.
+        let mut xs: Vec<u64> = (0..1517).map(|_| word(BALANCE_SHIFT)).collect();
+        let mut ys: Vec<u64> = (0..1389).map(|_| word(BALANCE_SHIFT + 8)).collect();
+        let disjoint = xs
+            .iter()
+            .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
+            .sum::<u64>();
+        assert!(disjoint > 0);
+        for &tier in &tiers {
+            assert_eq!(leaf(&xs, &ys, tier), disjoint, "{}", tier.name());
+        }
+        xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+        ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+        for middle in [-1, 0, 1] {
+            let weight = |x: u64, y: u64| {
+                let sum = ((x >> BALANCE_SHIFT) & 0xff) as i32 + (y >> (BALANCE_SHIFT + 8)) as i32
+                    - 4 * BAND_BIAS
+                    + middle;
+                u64::from(sum >= 0) + u64::from(sum > 0)
+            };
+            let expected = xs
+                .iter()
+                .map(|&x| {
+                    ys.iter()
+                        .filter(|&&y| x & y == 0)
+                        .map(|&y| weight(x, y))
+                        .sum::<u64>()
+                })
+                .sum::<u64>();
+            assert!(expected > 0);
+            for &tier in &tiers {
+                // The blocks' pair tests on narrowed words, where the tier narrows them.
+                let narrow = weighted_narrowed(Layout::NARROW, middle, &xs, &ys, tier);
+                if tier.kind() == TierKind::Avx512 || tier.fast_pext() {
+                    assert_eq!(narrow, narrowed.then_some(expected), "{}", tier.name());
+                } else {
+                    assert_eq!(narrow, None, "{}", tier.name());
+                }
+                // With all the room it wants, with too little for some splits, and with
+                // none (every block counted in halves down to pair tests): the same count.
+                // Where the tier narrows, the spread words' splits work on narrow words
+                // from the top (`narrow.rs`), given the room.
+                for room in [usize::MAX, 8 * (xs.len() + ys.len()), 0] {
+                    let mut allowance = Allowance::new(room);
+                    let mut sieve = Sieve::new(middle, tier);
+                    assert_eq!(
+                        sieve.count(&xs, &ys, 0, &AtomicBool::new(false), &mut allowance),
+                        expected,
+                        "{}, {middle}, room {room}",
+                        tier.name()
+                    );
+                    if narrowed && tier.fast_pext() && room == usize::MAX {
+                        assert!(sieve.narrowed_bytes() > 0, "{}", tier.name());
+                    }
+                }
+            }
+        }
+    }
+}
