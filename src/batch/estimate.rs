@@ -427,7 +427,7 @@ mod tests {
         assert_eq!(plan.arrays, 6);
         assert_eq!(plan.busy_share, 1.0);
         assert!((plan.allocated_core_hours - 10.0).abs() < 1e-9);
-        assert!(plan.memory_mib >= 256 && plan.memory_mib % 256 == 0);
+        assert!(plan.memory_mib >= 256 && plan.memory_mib.is_multiple_of(256));
         assert_eq!(plan.time_minutes, 15);
         // Half the CPUs busy: twice the parts, twice the allocation.
         let mut half = e.clone();
