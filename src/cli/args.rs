@@ -223,7 +223,7 @@ pub struct EstimateArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Wall hours an average part of the suggested split should take.
-    #[arg(long, value_name = "HOURS", default_value_t = 1.0, value_parser = positive_hours)]
+    #[arg(long, value_name = "HOURS", default_value_t = 1.0, value_parser = positive_hours, allow_negative_numbers = true)]
     pub part_hours: f64,
     /// CPUs each task of the suggested split is given [default: the CPUs the sample runs
     /// on here].
