@@ -226,7 +226,10 @@ async fn compressed_batches_are_the_same_records_in_fewer_bytes() {
         for endpoint in &info.endpoint {
             let ticket = endpoint.ticket.clone().expect("a ticket");
             let text = String::from_utf8(ticket.ticket.to_vec()).expect("JSON");
-            assert!(text.contains(&format!(r#""compression":"{codec}""#)), "{text}");
+            assert!(
+                text.contains(&format!(r#""compression":"{codec}""#)),
+                "{text}"
+            );
             union.extend(fetch(&mut client, ticket).await.0);
         }
         let mut union: Vec<&[u8]> = union.chunks(12).collect();

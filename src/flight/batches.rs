@@ -14,9 +14,9 @@
 
 use super::command::Compression;
 use arrow_array::{ArrayRef, FixedSizeListArray, RecordBatch, UInt8Array};
+use arrow_buffer::ScalarBuffer;
 use arrow_ipc::CompressionType;
 use arrow_ipc::writer::IpcWriteOptions;
-use arrow_buffer::ScalarBuffer;
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -113,6 +113,9 @@ mod tests {
             assert_eq!(read, [batch.clone()], "{compression:?}");
         }
         assert!(sizes[0] > packed.len(), "{sizes:?}");
-        assert!(sizes[1] * 10 < sizes[0] && sizes[2] * 10 < sizes[0], "{sizes:?}");
+        assert!(
+            sizes[1] * 10 < sizes[0] && sizes[2] * 10 < sizes[0],
+            "{sizes:?}"
+        );
     }
 }

@@ -296,11 +296,21 @@ mod tests {
         assert_eq!((again.parts, again.compression), (1, Compression::Zstd));
         // Without compression a ticket is what it was before there was any to ask for.
         let plain = ticket(r, Compression::None);
-        assert!(!String::from_utf8(plain.clone()).unwrap().contains("compression"));
-        assert_eq!(parse(&plain, "ticket").unwrap().compression, Compression::None);
+        assert!(
+            !String::from_utf8(plain.clone())
+                .unwrap()
+                .contains("compression")
+        );
+        assert_eq!(
+            parse(&plain, "ticket").unwrap().compression,
+            Compression::None
+        );
         for (text, compression) in [("lz4", Compression::Lz4), ("none", Compression::None)] {
             let json = format!(r#"{{"n": 8, "compression": "{text}"}}"#);
-            assert_eq!(parse(json.as_bytes(), "ticket").unwrap().compression, compression);
+            assert_eq!(
+                parse(json.as_bytes(), "ticket").unwrap().compression,
+                compression
+            );
         }
     }
 
