@@ -15,6 +15,7 @@ mod architecture;
 mod auth;
 mod cancellation;
 mod cli;
+mod compression;
 mod deploy_manifests;
 mod fairness_deadlines;
 mod fanout;
