@@ -1,6 +1,6 @@
 """Enumerate over a shaped link: the server in a network namespace behind a veth pair whose
 two ends `tc ... tbf` shapes to a rate (100 Mbit/s, 1 Gbit/s, or unshaped), n = 16 drained by
-each client in each encoding, one run per row, all in one go; plus the Rust CLI through a
+each client in each encoding, one run per row, all in one go; first the Rust CLI through a
 delaying TCP proxy (100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
 
 Each row: boards/s (boards over the client's wall time, process start to exit), bytes on the
@@ -65,11 +65,15 @@ def build(queens: str | None) -> Path:
     return REPO / "target" / "release" / "queens"
 
 
-def tools() -> tuple[Path, Path, Path]:
+def tools(install: bool = True) -> tuple[Path, Path, Path]:
     """The virtual environment (queens-client[arrow], grpcurl) and the Node project (the
-    package from its tarball), made once under target/tools/link."""
+    package from its tarball), made once under target/tools/link; the packages themselves
+    reinstalled from the working tree unless `install` is false."""
     venv = TOOLS / "venv"
     python = venv / "bin" / "python"
+    node = TOOLS / "node"
+    if not install and (venv / "READY").exists() and (node / "drain.mjs").exists():
+        return python, venv / "bin" / "grpcurl", node
     if not (venv / "READY").exists():
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -84,7 +88,6 @@ def tools() -> tuple[Path, Path, Path]:
          "--disable-pip-version-check", str(REPO / "clients/python")],
         check=True,
     )
-    node = TOOLS / "node"
     if node.exists():
         shutil.rmtree(node)
     node.mkdir(parents=True)
@@ -177,16 +180,32 @@ def rust_encoding(encoding: str) -> list[str]:
     return [] if encoding in ("zstd", "today") else ["--compression", encoding]
 
 
+class TooLong(Exception):
+    """A client ran past RUN_LIMIT."""
+
+
+def too_long(*_: object) -> None:
+    raise TooLong
+
+
 def run_client(argv: list[str], out: Path) -> tuple[float, float, int]:
-    """Runs a client, its stdout into `out`: wall seconds, CPU seconds, exit status."""
+    """Runs a client (killed after RUN_LIMIT seconds), its stdout into `out`: wall seconds,
+    CPU seconds, exit status."""
     with out.open("wb") as sink:
         started = time.monotonic()
         child = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
+        signal.signal(signal.SIGALRM, too_long)
+        signal.alarm(RUN_LIMIT)
         try:
+            _, status, usage = os.wait4(child.pid, 0)
+        except TooLong:
+            child.kill()
             _, status, usage = os.wait4(child.pid, 0)
         except BaseException:
             child.kill()
             raise
+        finally:
+            signal.alarm(0)
         wall = time.monotonic() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
@@ -240,15 +259,22 @@ def main() -> None:
         "('today': no compression flag at all, for a build without compression)",
     )
     parser.add_argument("--out", help="also write the table (Markdown) here")
+    parser.add_argument(
+        "--no-install", action="store_true", help="use the clients installed by the last run"
+    )
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root: it makes a network namespace and shapes its link")
+    # Stopped by a signal, it still removes its namespace, link and server (the finally
+    # blocks run); a background job's SIGINT is ignored unless set back.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     encodings = dict(ENCODINGS)
     for spec in filter(None, (args.encodings or "").split(";")):
         client, _, listed = spec.partition("=")
         encodings[client.strip()] = listed.split(",")
     queens = build(args.queens)
-    python, grpcurl, node = tools()
+    python, grpcurl, node = tools(install=not args.no_install)
     env = {"queens": str(queens), "python": str(python), "grpcurl": str(grpcurl), "node": node}
     scratch = Path(tempfile.mkdtemp(prefix="queens-link-", dir="/dev/shm"))
     rows: list[str] = []
@@ -288,11 +314,6 @@ def main() -> None:
         try:
             wait_for_port(NS_IP, PORT)
             addr = f"{NS_IP}:{PORT}"
-            for rate in args.rates.split(","):
-                link.shape(rate)
-                for client in args.clients.split(","):
-                    for encoding in encodings[client]:
-                        row(rate, client, encoding, addr, server.pid)
             if not args.no_proxy:
                 link.shape("1gbit")
                 for delay in (0, 50):
@@ -307,6 +328,11 @@ def main() -> None:
                     proxy.send_signal(signal.SIGTERM)
                     proxy.wait(10)
                     proxy = None
+            for rate in args.rates.split(","):
+                link.shape(rate)
+                for client in args.clients.split(","):
+                    for encoding in encodings[client]:
+                        row(rate, client, encoding, addr, server.pid)
         finally:
             if proxy is not None:
                 proxy.kill()
