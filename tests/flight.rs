@@ -5,7 +5,8 @@
 //! examples of ListFlights, every refusal naming its field (in its message and its
 //! BadRequest), the methods a read-only service does not offer, a stream left early giving
 //! its search slot back, the largest batches under the 4 MiB cap, DoGet's call log line (n,
-//! boards), and bearer tokens. The data tools (pyarrow, polars, DuckDB) are the system suite's.
+//! boards), bearer tokens, and batches compressed with zstd or LZ4 when the ticket (or the
+//! command, through its endpoints' tickets) asks: the same records in fewer bytes. The data tools (pyarrow, polars, DuckDB) are the system suite's.
 
 use crate::common::{self, InProcess};
 
@@ -187,6 +188,65 @@ async fn record_batches_equal_the_packed_stream_and_totals_come_from_count() {
     // An empty result is a schema and no rows.
     let (none, _) = fetch(&mut client, Ticket::new(r#"{"n": 3}"#)).await;
     assert!(none.is_empty());
+}
+
+/// The bytes of the IPC bodies a ticket streams (what the wire carries, less framing).
+async fn body_bytes(client: &mut FlightClient, ticket: &str) -> usize {
+    let mut stream = client
+        .inner_mut()
+        .do_get(Ticket::new(ticket.to_string()))
+        .await
+        .expect("DoGet opens")
+        .into_inner();
+    let mut bytes = 0;
+    while let Some(data) = stream.next().await {
+        bytes += data.expect("flight data").data_body.len();
+    }
+    bytes
+}
+
+#[tokio::test]
+async fn compressed_batches_are_the_same_records_in_fewer_bytes() {
+    let server = InProcess::start().await;
+    let mut client = flight(server.addr).await;
+    let (plain, _) = fetch(&mut client, Ticket::new(r#"{"n": 12}"#)).await;
+    assert_eq!(plain.len(), 14_200 * 12);
+    let plain_bytes = body_bytes(&mut client, r#"{"n": 12}"#).await;
+    assert!(plain_bytes >= plain.len(), "uncompressed: {plain_bytes}");
+    for codec in ["zstd", "lz4"] {
+        let ticket = format!(r#"{{"n": 12, "compression": "{codec}"}}"#);
+        let (all, _) = fetch(&mut client, Ticket::new(ticket.clone())).await;
+        assert!(all == plain, "{codec}: the records of the plain stream");
+        let bytes = body_bytes(&mut client, &ticket).await;
+        assert!(bytes * 2 < plain_bytes, "{codec}: {bytes} of {plain_bytes}");
+        // A command's compression goes on into each of its endpoints' tickets.
+        let parts = format!(r#"{{"n": 12, "compression": "{codec}", "parts": 2}}"#);
+        let info = client.get_flight_info(command(&parts)).await.expect("info");
+        let mut union = Vec::new();
+        for endpoint in &info.endpoint {
+            let ticket = endpoint.ticket.clone().expect("a ticket");
+            let text = String::from_utf8(ticket.ticket.to_vec()).expect("JSON");
+            assert!(
+                text.contains(&format!(r#""compression":"{codec}""#)),
+                "{text}"
+            );
+            union.extend(fetch(&mut client, ticket).await.0);
+        }
+        let mut union: Vec<&[u8]> = union.chunks(12).collect();
+        union.sort();
+        assert!(union.concat() == plain, "{codec}: the parts are the whole");
+    }
+    let none = r#"{"n": 12, "compression": "none"}"#;
+    assert_eq!(body_bytes(&mut client, none).await, plain_bytes);
+    let refused = status(
+        client
+            .do_get(Ticket::new(r#"{"n": 12, "compression": "brotli"}"#))
+            .await
+            .err()
+            .expect("an unknown codec is refused"),
+    );
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert_eq!(bad_field(&refused), "compression", "{refused:?}");
 }
 
 #[tokio::test]

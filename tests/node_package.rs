@@ -5,8 +5,10 @@
 //! project's `node --test` of `clients/node/test/package.test.js` against real servers: Count
 //! (92 and 12 for n = 8, a fixed queen, shards), CountProgress ending with the total,
 //! Enumerate of n = 10 as `Uint8Array`s (724 valid boards in order) and its options, boards,
-//! INVALID_ARGUMENT naming `n`, tokens (UNAUTHENTICATED when refused), TLS with `ca`, and
-//! UNAVAILABLE with no server.
+//! INVALID_ARGUMENT naming `n`, tokens (UNAUTHENTICATED when refused), TLS with `ca`,
+//! UNAVAILABLE with no server, and against a server offering gzip, n = 12 with compressed
+//! responses (the default) and with `acceptCompression: false`: the same boards, the first
+//! in under half the bytes (counted by a proxy).
 
 use crate::common;
 use crate::tools;
@@ -156,6 +158,8 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
     let token = "node-package-token-0123456789";
     let guarded = common::token_server("node-package", token, &[]);
     let (tls_dir, ca, secure) = common::tls_server("node-package");
+    // Connect takes gzip (and brotli), not zstd: a server offering gzip.
+    let gzip = ServerProcess::start(&["--compression", "gzip"]);
     let _remove_tls = Scratch(tls_dir);
     let started = Instant::now();
     let passed = tools::node_test(
@@ -166,7 +170,8 @@ fn node_package_installs_from_its_tarball_and_calls_a_server() {
             .env("QUEENS_TOKEN_ADDR", guarded.addr.to_string())
             .env("QUEENS_TOKEN", token)
             .env("QUEENS_TLS_ADDR", secure.addr.to_string())
-            .env("QUEENS_TLS_CA", &ca),
+            .env("QUEENS_TLS_CA", &ca)
+            .env("QUEENS_COMPRESS_ADDR", gzip.addr.to_string()),
         STEP_LIMIT,
     );
     eprintln!(

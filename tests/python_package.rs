@@ -5,8 +5,10 @@
 //! queens and shards, CountProgress ending with the total, Enumerate into numpy arrays viewed
 //! in place, n = 10 in lexicographic order, Flight into pyarrow, INVALID_ARGUMENT naming the
 //! field with its BadRequest detail), one with `--auth-tokens` (a refused or missing token is
-//! UNAUTHENTICATED over gRPC and Flight) and one with TLS; and the committed stubs equal
-//! those grpcio-tools makes of `proto/queens.proto` now.
+//! UNAUTHENTICATED over gRPC and Flight), one with TLS, and one offering gzip only (n = 12
+//! with compressed responses, the default, and with `accept_compression=False`: the same
+//! boards, the first in under half the bytes, counted by a proxy); and the committed stubs
+//! equal those grpcio-tools makes of `proto/queens.proto` now.
 
 use crate::common::{self, ServerProcess};
 use crate::tools;
@@ -52,6 +54,8 @@ fn python_package_wheel_installs_and_calls_real_servers() {
     let plain = ServerProcess::start(&[]);
     let auth = common::token_server("python-package", TOKEN, &[]);
     let (_tls_dir, cert, tls) = common::tls_server("python-package");
+    // grpcio takes gzip and deflate, not zstd: a server offering gzip.
+    let gzip = ServerProcess::start(&["--compression", "gzip"]);
     let summary = tools::pytest(
         Command::new(&python).current_dir(&package).envs([
             ("QUEENS_ADDR", plain.addr.to_string()),
@@ -59,6 +63,7 @@ fn python_package_wheel_installs_and_calls_real_servers() {
             ("QUEENS_TOKEN", TOKEN.to_string()),
             ("QUEENS_TLS_ADDR", tls.addr.to_string()),
             ("QUEENS_CA_CERT", cert.display().to_string()),
+            ("QUEENS_COMPRESS_ADDR", gzip.addr.to_string()),
         ]),
         "tests",
         &venv.0.join("pytest"),

@@ -16,6 +16,7 @@ mod architecture;
 mod auth;
 mod cancellation;
 mod cli;
+mod compression;
 mod deploy_manifests;
 mod docs;
 mod estimate;

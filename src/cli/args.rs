@@ -4,7 +4,9 @@
 //! flags make of a `Config` is `serve.rs`'s.
 
 use crate::client::{DEFAULT_URL, Target};
-use crate::config::{self, DEFAULT_MAX_N, MAX_SEARCH_TIME, ReadError, SHUTDOWN_GRACE, Seconds};
+use crate::config::{
+    self, DEFAULT_MAX_N, Encodings, MAX_SEARCH_TIME, ReadError, SHUTDOWN_GRACE, Seconds,
+};
 use crate::fanout::{FanoutJob, Format, MAX_ATTEMPTS};
 use crate::server::LogFormat;
 use crate::solver::{MAX_N, Shard, Square};
@@ -127,6 +129,12 @@ pub struct ServeArgs {
     /// none].
     #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
     pub cors_origin: Vec<String>,
+    /// Compress Enumerate's responses with the first of these encodings (zstd, gzip;
+    /// comma-separated, in order of preference) that the client accepts, and accept requests
+    /// compressed with them; none: never compress. Clients that accept none get the
+    /// uncompressed stream.
+    #[arg(long, value_name = "zstd,gzip|none", default_value_t = config::COMPRESSION)]
+    pub compression: Encodings,
 }
 
 /// A `--advertise` value that is not a Flight location.
@@ -339,6 +347,10 @@ pub struct ClientArgs {
     /// Send this bearer token with every call (to a server with --auth-tokens).
     #[arg(long, env = "QUEENS_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Accept responses compressed with these encodings (zstd, gzip; comma-separated; the
+    /// server picks), or none: every response uncompressed.
+    #[arg(long, value_name = "zstd,gzip|none", env = "QUEENS_COMPRESSION", default_value_t = crate::client::ACCEPT)]
+    pub compression: Encodings,
 }
 
 impl ClientArgs {
@@ -352,6 +364,7 @@ impl ClientArgs {
                 .clone()
                 .zip(self.tls_client_key.clone()),
             token: self.token.clone(),
+            accept: self.compression,
         }
     }
 

@@ -68,6 +68,7 @@ impl ServeArgs {
             advertise: self.advertise.clone(),
             web: !self.no_web,
             cors_origins: self.cors_origin.clone(),
+            compression: self.compression,
             ..defaults
         })
     }

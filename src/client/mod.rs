@@ -11,7 +11,8 @@ mod records;
 mod target;
 
 pub use self::connect::{
-    Access, Bearer, Client, ConnectError, DEFAULT_URL, Health, connect, connect_with, health_with,
+    ACCEPT, Access, Bearer, Client, ConnectError, DEFAULT_URL, Health, connect, connect_with,
+    health_with,
 };
 pub use self::records::records;
 pub use self::target::{Error, Target};

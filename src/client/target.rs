@@ -2,7 +2,7 @@
 //! PEM files, read into an [`Access`] when the command connects.
 
 use super::connect::{Access, Client, ConnectError, connect_with};
-use crate::config::{ReadError, read};
+use crate::config::{Encodings, ReadError, read};
 use std::path::PathBuf;
 
 /// Why a client could not be made from a [`Target`].
@@ -27,6 +27,8 @@ pub struct Target {
     pub client_cert: Option<(PathBuf, PathBuf)>,
     /// Send this bearer token with every call.
     pub token: Option<String>,
+    /// Encodings of responses to accept (none: uncompressed responses only).
+    pub accept: Encodings,
 }
 
 impl Target {
@@ -40,6 +42,7 @@ impl Target {
             token: self.token.clone(),
             ca_pem: self.ca_cert.as_deref().map(read).transpose()?,
             identity,
+            accept: self.accept,
         })
     }
 

@@ -7,12 +7,16 @@
 //! # Layout
 //! - here: the defaults and their reasons, [`Config`], [`Seconds`], the TLS files.
 //! - `tokens.rs`: the bearer tokens file ([`Tokens`]) and the lookup of a presented token.
+//! - `compression.rs`: the message encodings a side offers ([`Encodings`]): the server's
+//!   `--compression`, the clients' `--compression`.
 //! - `memory.rs`: the memory budget's rule ([`default_max_memory`]: the cgroup's limit or
 //!   the machine's memory, less a reserve) and sizes from the command line ([`Bytes`]).
 
+mod compression;
 mod memory;
 mod tokens;
 
+pub use self::compression::{Encoding, Encodings, EncodingsError};
 pub use self::memory::{
     Bytes, BytesError, LimitSource, MIN_MEMORY_RESERVE, MemoryLimit, cgroup_limit,
     default_max_memory, memory_limit, memory_reserve,
@@ -199,6 +203,10 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// and costs nothing next to the count.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
+/// What the server compresses Enumerate's responses with when the client accepts it: zstd,
+/// else gzip (why, measured: docs/operations.md, "Compression").
+pub const COMPRESSION: Encodings = Encodings::ZSTD_GZIP;
+
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -288,6 +296,9 @@ pub struct Config {
     /// Origins (`scheme://host[:port]`, or `*` for any) whose pages may call the service
     /// with gRPC-Web (CORS); none: only the server's own page.
     pub cors_origins: Vec<String>,
+    /// What Enumerate's responses may be compressed with, in order of preference, when the
+    /// client accepts it; also what requests may arrive compressed with.
+    pub compression: Encodings,
 }
 
 impl Config {
@@ -432,6 +443,7 @@ impl Default for Config {
             advertise: Vec::new(),
             web: true,
             cors_origins: Vec::new(),
+            compression: COMPRESSION,
         }
     }
 }

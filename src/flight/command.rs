@@ -1,8 +1,10 @@
 //! Flight commands and tickets: an Enumerate question as a JSON object whose fields are
 //! `EnumerateRequest`'s (`n`, `fundamental`, `fixed`, `shard`, `start_after`, `limit`,
 //! `batch_size`; the camelCase spellings of proto3's JSON mapping are accepted too), plus
-//! `parts` in a command: how many endpoints `GetFlightInfo` splits the question into. serde
-//! reads and writes them; `serde_path_to_error` names the field a refusal is about.
+//! `compression` (`"zstd"`, `"lz4"` or `"none"`, the default: how `DoGet` compresses its
+//! record batches' buffers, which the endpoints' tickets carry on), and `parts` in a command:
+//! how many endpoints `GetFlightInfo` splits the question into. serde reads and writes them;
+//! `serde_path_to_error` names the field a refusal is about.
 //!
 //! Every refusal is a [`CommandError`]: the field at fault (the command's own path, such as
 //! `fixed[1].row`, or `command`/`ticket` for the whole) and what is wrong; the service's
@@ -27,6 +29,22 @@ pub struct Command {
     pub request: pb::EnumerateRequest,
     /// Parts asked for (commands only; 1 when absent).
     pub parts: u32,
+    /// How `DoGet` compresses the record batches' buffers.
+    pub compression: Compression,
+}
+
+/// The buffer compression of Arrow IPC that `DoGet` applies (Arrow's own, which every Arrow
+/// reader undoes: pyarrow, polars and DuckDB through it, arrow-rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Buffers as they are (the default: what a ticket without `compression` gets).
+    #[default]
+    None,
+    /// Zstandard (Arrow's `ZSTD`).
+    Zstd,
+    /// LZ4 frames (Arrow's `LZ4_FRAME`).
+    Lz4,
 }
 
 /// A command or ticket refused: the field at fault and what is wrong with it.
@@ -83,6 +101,8 @@ struct Json {
     limit: u64,
     #[serde(alias = "batchSize", skip_serializing_if = "is_zero")]
     batch_size: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    compression: Compression,
     #[serde(skip_serializing)]
     parts: Option<u32>,
 }
@@ -147,11 +167,16 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<Command, CommandError> {
         batch_size: json.batch_size,
         ..Default::default()
     };
-    Ok(Command { request, parts })
+    Ok(Command {
+        request,
+        parts,
+        compression: json.compression,
+    })
 }
 
-/// The JSON ticket of `request` (one part of a question): what `DoGet` reads back.
-pub fn ticket(request: &pb::EnumerateRequest) -> Vec<u8> {
+/// The JSON ticket of `request` (one part of a question) streamed with `compression`: what
+/// `DoGet` reads back.
+pub fn ticket(request: &pb::EnumerateRequest, compression: Compression) -> Vec<u8> {
     let json = Json {
         n: request.n,
         fundamental: request.fundamental,
@@ -170,6 +195,7 @@ pub fn ticket(request: &pb::EnumerateRequest) -> Vec<u8> {
         start_after: request.start_after.clone(),
         limit: request.limit,
         batch_size: request.batch_size,
+        compression,
         parts: None,
     };
     serde_json::to_vec(&json).expect("a ticket has only numbers and lists to write")
@@ -253,9 +279,10 @@ mod tests {
     fn a_command_reads_every_field_and_its_ticket_reads_back_the_same() {
         let text = br#"{"n": 10, "fundamental": true, "fixed": [{"row": 1, "column": 3}, [2, 5]],
             "shard": {"index": 2, "count": 7}, "startAfter": [0, 2], "limit": "12",
-            "batch_size": 100, "parts": 3}"#;
+            "batch_size": 100, "compression": "zstd", "parts": 3}"#;
         let command = parse(text, "command").unwrap();
         assert_eq!(command.parts, 3);
+        assert_eq!(command.compression, Compression::Zstd);
         let r = &command.request;
         assert_eq!(
             (r.n, r.fundamental, r.limit, r.batch_size),
@@ -264,9 +291,27 @@ mod tests {
         assert_eq!(r.start_after, [0, 2]);
         assert_eq!((r.fixed[1].row, r.fixed[1].column), (2, 5));
         assert_eq!(r.shard.map(|s| (s.index, s.count)), Some((2, 7)));
-        let again = parse(&ticket(r), "ticket").unwrap();
+        let again = parse(&ticket(r, command.compression), "ticket").unwrap();
         assert_eq!(again.request, command.request);
-        assert_eq!(again.parts, 1);
+        assert_eq!((again.parts, again.compression), (1, Compression::Zstd));
+        // Without compression a ticket is what it was before there was any to ask for.
+        let plain = ticket(r, Compression::None);
+        assert!(
+            !String::from_utf8(plain.clone())
+                .unwrap()
+                .contains("compression")
+        );
+        assert_eq!(
+            parse(&plain, "ticket").unwrap().compression,
+            Compression::None
+        );
+        for (text, compression) in [("lz4", Compression::Lz4), ("none", Compression::None)] {
+            let json = format!(r#"{{"n": 8, "compression": "{text}"}}"#);
+            assert_eq!(
+                parse(json.as_bytes(), "ticket").unwrap().compression,
+                compression
+            );
+        }
     }
 
     #[test]
@@ -292,6 +337,11 @@ mod tests {
             (b"{\"parts\": 4097}", "parts: must be"),
             (b"{\"fundamental\": 1}", "fundamental: "),
             (b"{\"limit\": 1.5}", "limit: "),
+            (
+                b"{\"compression\": \"gzip\"}",
+                "compression: unknown variant `gzip`, expected one of",
+            ),
+            (b"{\"compression\": 1}", "compression: "),
         ] {
             let err = parse(text, "command").unwrap_err();
             let message = err.to_string();

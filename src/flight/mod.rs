@@ -9,8 +9,9 @@
 //! like any other. `GetFlightInfo` is a metadata call and answers at once: it counts a total
 //! only for a board small enough to count in milliseconds ([`COUNTED_TOTAL_N`]) and only when
 //! the count is admitted (a small board's count takes a small search's place, which may wait
-//! briefly; n = 13 and 14 need a free search slot), and says -1 (unknown) otherwise. `DoGet` turns each packed message
-//! into one record batch without copying its records.
+//! briefly; n = 13 and 14 need a free search slot), and says -1 (unknown) otherwise. `DoGet`
+//! turns each packed message into one record batch without copying its records, its buffers
+//! compressed (zstd or LZ4) when the ticket asks.
 //!
 //! # Layout
 //! - `command.rs`: the JSON of commands and tickets.
@@ -23,7 +24,7 @@ mod batches;
 mod command;
 
 pub use self::batches::{COLUMN, schema};
-pub use self::command::{Command, CommandError, MAX_PARTS, Problem};
+pub use self::command::{Command, CommandError, Compression, MAX_PARTS, Problem};
 
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{self, CountRequest, CountResponse, EnumerateRequest};
@@ -124,8 +125,8 @@ impl FlightQueens {
     /// The endpoint of part `index` of `command`: its ticket, and the advertised locations
     /// starting from the part's own.
     fn endpoint(&self, command: &Command, index: u32) -> FlightEndpoint {
-        let mut endpoint =
-            FlightEndpoint::new().with_ticket(Ticket::new(command::ticket(&part(command, index))));
+        let ticket = command::ticket(&part(command, index), command.compression);
+        let mut endpoint = FlightEndpoint::new().with_ticket(Ticket::new(ticket));
         let count = self.advertise.len();
         for k in 0..count {
             endpoint = endpoint.with_location(&self.advertise[(index as usize + k) % count]);
@@ -323,7 +324,8 @@ impl FlightService for FlightQueens {
         }))
     }
 
-    /// One part, as a packed Enumerate stream turned into record batches.
+    /// One part, as a packed Enumerate stream turned into record batches (compressed as the
+    /// ticket asks).
     async fn do_get(
         &self,
         request: Request<Ticket>,
@@ -336,6 +338,8 @@ impl FlightService for FlightQueens {
                 "a ticket names one part; GetFlightInfo splits a command into parts",
             ));
         }
+        let options = batches::write_options(command.compression)
+            .map_err(|e| Status::internal(format!("IPC options: {e}")))?;
         let mut question = command.request;
         let n = question.n;
         question.batch_size = self.batch_size(&question);
@@ -352,6 +356,7 @@ impl FlightService for FlightQueens {
             Ok(batches::record_batch(&rows, n, message.bytes)?)
         });
         let data = FlightDataEncoderBuilder::new()
+            .with_options(options)
             .with_schema(schema)
             // Batches are already under the message cap: never split them.
             .with_max_flight_data_size(self.max_message_bytes)

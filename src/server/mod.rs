@@ -12,6 +12,8 @@
 //!   handshake and preface deadline, the idle timeout.
 //! - `gate.rs`: every request: `--max-requests`, the call's log line, metrics and span, and
 //!   the per-call extensions the service reads.
+//! - `compression.rs`: which calls get compressed responses (Enumerate's, when the client
+//!   accepts one of `--compression`'s encodings), and with what.
 //! - `auth.rs`: the client's identity (bearer tokens, client certificates, the peer's
 //!   address); `tls.rs`: the TLS configuration (and client certificates).
 //! - `logs.rs`: where log lines go and in what form; `metrics.rs`: the Prometheus exporter
@@ -21,6 +23,7 @@
 //!   gate), the services, shutdown, the open-file limit.
 
 mod auth;
+mod compression;
 mod gate;
 mod listen;
 mod logs;
@@ -91,6 +94,9 @@ async fn serve_until(
         .max_concurrent_streams(Some(config.max_streams_per_connection))
         .http2_max_local_error_reset_streams(Some(crate::config::MAX_LOCAL_RESETS))
         .http2_max_pending_accept_reset_streams(Some(MAX_PENDING_ACCEPT_RESETS))
+        // Flow-control windows sized to the link (hyper's BDP estimate, up to 16 MiB) instead
+        // of fixed ones: a fixed window W over a round trip T holds a stream to W / T.
+        .http2_adaptive_window(Some(true))
         // Browsers speak HTTP/1.1 to a plaintext port: the page and its gRPC-Web calls need
         // it. The listener holds an HTTP/1.1 connection to the same clocks as an HTTP/2 one.
         .accept_http1(config.web);
@@ -153,13 +159,22 @@ async fn serve_until(
     let pool = Pool::new(config.search_threads);
     let (message_bytes, flight_batch) = (config.max_message_bytes, config.flight_batch_bytes);
     let advertise = config.advertise.clone();
+    let offer = config.compression;
     let queens = QueensService::new(config, pool, stop_rx.clone(), metrics::installed());
     let budget = queens.budget().clone();
     tokio::spawn(give_back_memory(closed, budget, stop_rx.clone()));
     let flight = FlightQueens::new(queens.clone(), message_bytes, flight_batch, advertise);
     let flight = FlightServiceServer::new(flight).max_decoding_message_size(max_request);
     let mut stopped = stop_rx;
-    let queens = QueensServer::new(queens).max_decoding_message_size(max_request);
+    // The request cap holds after decompression: tonic refuses a message that inflates past
+    // it with RESOURCE_EXHAUSTED (tests/compression.rs).
+    let mut queens = QueensServer::new(queens).max_decoding_message_size(max_request);
+    for encoding in offer.iter() {
+        queens = queens
+            .send_compressed(encoding.tonic())
+            .accept_compressed(encoding.tonic());
+    }
+    let queens = compression::Negotiate::new(queens, offer);
     let serve = builder
         .add_service(health_service)
         .add_service(reflection_v1)

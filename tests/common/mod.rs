@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test crate uses part of this
 
+pub mod delay;
 pub mod h2raw;
 
 use std::io::{BufRead, BufReader};

@@ -2,7 +2,8 @@
 //! (pyarrow, polars, DuckDB) against the built `queens` binary, in its own virtual
 //! environment. Covers n = 12 read into a table row for row equal to the packed Enumerate
 //! stream, polars and DuckDB counting the rows, DuckDB's "queen on a1" equal to Count with
-//! that queen fixed, the 5 parts of n = 14 fetched in parallel giving the whole once, a
+//! that queen fixed, the 5 parts of n = 14 fetched in parallel giving the whole once,
+//! batches compressed with zstd and LZ4 read as the plain ones (whole and in parts), a
 //! refusal naming its field, and the README's three snippets run as written.
 
 use crate::common::ServerProcess;
@@ -37,7 +38,7 @@ fn data_tools_read_the_flight_service() {
     );
     let summary = run.stdout.lines().last().unwrap_or_default().to_string();
     assert!(
-        run.success() && summary.contains("5 passed") && !summary.contains("skipped"),
+        run.success() && summary.contains("6 passed") && !summary.contains("skipped"),
         "pytest examples/flight: {summary}\n{}",
         run.output()
     );

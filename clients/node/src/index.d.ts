@@ -47,6 +47,8 @@ export interface ClientOptions {
   ca?: string | Uint8Array;
   /** HTTP/2 receive window of the connection and of each stream (default 4 MiB). */
   windowBytes?: number;
+  /** Whether the server may compress its responses (gzip; default true). */
+  acceptCompression?: boolean;
 }
 
 export interface CallOptions {

@@ -161,9 +161,12 @@ class SessionWindows extends Http2SessionManager {
  * call; `ca`, the PEM certificate authority to trust over TLS (the system's by default; with
  * a bare "host:port" it also means TLS); `windowBytes`, the HTTP/2 receive window of the
  * connection and of each stream, how far the server may send ahead of the reader (default
- * 4 MiB). `close()` ends its connection; an idle connection does not keep the process alive.
+ * 4 MiB); `acceptCompression`, whether the server may compress its responses (default true:
+ * gzip, which Connect undoes before the batches are yielded; false asks for them
+ * uncompressed). `close()` ends its connection; an idle connection does not keep the process
+ * alive.
  */
-export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } = {}) {
+export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES, acceptCompression = true } = {}) {
   const url = baseUrl(target, ca !== undefined);
   if (ca !== undefined && url.protocol !== "https:") throw new TypeError("ca needs an https:// target");
   const sessionManager = new SessionWindows(url, windowBytes, ca !== undefined ? { ca } : {});
@@ -171,6 +174,9 @@ export function createClient(target, { token, ca, windowBytes = WINDOW_BYTES } =
     baseUrl: url.href,
     sessionManager,
     interceptors: token ? [bearer(token)] : [],
+    // Connect's default accepts gzip and brotli (the server offers gzip); none sends no
+    // grpc-accept-encoding at all.
+    ...(acceptCompression ? {} : { acceptCompression: [] }),
   });
   const rpc = createConnectClient(Queens, transport);
 

@@ -4,9 +4,11 @@
 //   QUEENS_ADDR        a plain server
 //   QUEENS_TOKEN_ADDR  a server with --auth-tokens, QUEENS_TOKEN one of its tokens
 //   QUEENS_TLS_ADDR    a server with a self-signed certificate, QUEENS_TLS_CA that certificate
+//   QUEENS_COMPRESS_ADDR  a server that offers gzip
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createServer, connect } from "node:net";
 import { after, test } from "node:test";
 import { QueensError, Status, createClient } from "queens-client";
 
@@ -197,5 +199,65 @@ test("no server: UNAVAILABLE", async () => {
     assert.equal((await failure(() => nowhere.count(8))).code, Status.UNAVAILABLE);
   } finally {
     nowhere.close();
+  }
+});
+
+/**
+ * A loopback proxy to `target` ("host:port") that counts the bytes coming back from it:
+ * `{ address, received(), close() }`.
+ */
+async function countingProxy(target) {
+  const [host, port] = [target.slice(0, target.lastIndexOf(":")), Number(target.slice(target.lastIndexOf(":") + 1))];
+  let received = 0;
+  const sockets = new Set();
+  const server = createServer((client) => {
+    const upstream = connect(port, host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {});
+      s.on("close", () => sockets.delete(s));
+    }
+    upstream.on("data", (chunk) => {
+      received += chunk.length;
+    });
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${server.address().port}`,
+    received: () => received,
+    close: () => {
+      sockets.forEach((s) => s.destroy());
+      server.close();
+    },
+  };
+}
+
+/** Every packed byte of Enumerate of n through a client made with `options`. */
+async function drain(address, n, options) {
+  const drained = createClient(address, options);
+  try {
+    const parts = [];
+    for await (const bytes of drained.enumerate(n)) parts.push(Buffer.from(bytes));
+    return Buffer.concat(parts);
+  } finally {
+    drained.close();
+  }
+}
+
+test("compressed responses (gzip, the default) are the same boards in fewer bytes", async () => {
+  const proxy = await countingProxy(process.env.QUEENS_COMPRESS_ADDR);
+  try {
+    const plain = await drain(proxy.address, 12, { acceptCompression: false });
+    const plainBytes = proxy.received();
+    assert.equal(plain.length, 14200 * 12);
+    assert.ok(plainBytes >= plain.length, `uncompressed: ${plainBytes}`);
+    const compressed = await drain(proxy.address, 12);
+    const compressedBytes = proxy.received() - plainBytes;
+    assert.ok(compressed.equals(plain), "the boards of the uncompressed stream");
+    assert.ok(compressedBytes * 2 < plainBytes, `${compressedBytes} of ${plainBytes} bytes`);
+  } finally {
+    proxy.close();
   }
 });

@@ -1,7 +1,8 @@
 """The server's Arrow Flight service read by pyarrow, polars and DuckDB: n = 12 row for row
 against the packed Enumerate stream, a DuckDB query against Count with that queen fixed, the
-parts of n = 14 fetched in parallel giving the whole once, and the README's snippets as
-written (with this server's address)."""
+parts of n = 14 fetched in parallel giving the whole once, batches compressed with zstd and
+LZ4 read as the plain ones, and the README's snippets as written (with this server's
+address)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,25 @@ def test_the_parts_of_n14_fetched_in_parallel_are_the_whole_once(addr):
     assert len(whole) == 365596
     assert len(numpy.unique(whole, axis=0)) == 365596, "no board twice"
     assert all(is_solution(board) for board in whole[::997])
+
+
+def test_compressed_batches_read_as_the_plain_ones(addr):
+    client = flight.connect(f"grpc://{addr}")
+    plain = client.do_get(flight.Ticket(b'{"n": 12}')).read_all()
+    for codec in ("zstd", "lz4"):
+        ticket = json.dumps({"n": 12, "compression": codec}).encode()
+        reader = client.do_get(flight.Ticket(ticket))
+        t = reader.read_all()
+        assert t.equals(plain), codec
+        assert polars.from_arrow(t).height == 14200
+        on_a1 = duckdb.sql("SELECT count(*) FROM t WHERE board[1] = 0").fetchall()[0][0]
+        assert on_a1 == polars.from_arrow(plain).filter(polars.col("board").arr.get(0) == 0).height
+        # The parts of a command keep its compression.
+        info = client.get_flight_info(command(n=12, compression=codec, parts=3))
+        parts = [client.do_get(e.ticket).read_all() for e in info.endpoints]
+        assert all(json.loads(e.ticket.ticket)["compression"] == codec for e in info.endpoints)
+        whole = numpy.concatenate([boards(part, 12) for part in parts])
+        assert len(numpy.unique(whole, axis=0)) == 14200
 
 
 def is_solution(board: numpy.ndarray) -> bool:

@@ -166,6 +166,7 @@ async fn main() -> std::process::ExitCode {
                     token,
                     ca_pem,
                     identity: None,
+                    ..Default::default()
                 },
                 sample_every: Duration::from_secs_f64(sample_every.max(1.0)),
             })

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 # Reconnect to a restarted server within seconds, not gRPC's default of up to 2 minutes.
 _CHANNEL_OPTIONS = (("grpc.max_reconnect_backoff_ms", 2000),)
+# The compression algorithms grpcio accepts on a channel, as a bitset (bit 0 identity, 1
+# deflate, 2 gzip): the channel advertises them in grpc-accept-encoding. Identity alone: the
+# server answers uncompressed.
+_IDENTITY_ONLY = ("grpc.compression_enabled_algorithms_bitset", 1)
 
 # The calls of queens.v1.Queens (proto/queens.proto): name -> (streams its replies, request
 # message, reply message).
@@ -71,7 +75,11 @@ class Client:
     is on with https://, tls=True or a ca_cert: the PEM certificate(s) to trust, as bytes or
     a file path (default: the system's roots); server_name overrides the name checked
     against the certificate. With a token, every call carries "authorization: Bearer
-    <token>" (a server started with --auth-tokens). Every failed call raises QueensError.
+    <token>" (a server started with --auth-tokens). With accept_compression (the default)
+    the server may compress its responses with any codec grpcio takes (gzip, deflate), which
+    grpcio undoes before the arrays are made: the same boards in fewer bytes on the wire;
+    accept_compression=False asks for them uncompressed (on a fast link, it saves both ends
+    the CPU). Every failed call raises QueensError.
     """
 
     def __init__(
@@ -82,6 +90,7 @@ class Client:
         ca_cert: bytes | str | os.PathLike[str] | None = None,
         token: str | None = None,
         server_name: str | None = None,
+        accept_compression: bool = True,
     ) -> None:
         self.address, tls = _address_of(target, tls or ca_cert is not None)
         self.tls = tls
@@ -91,6 +100,8 @@ class Client:
         options: list[tuple[str, Any]] = list(_CHANNEL_OPTIONS)
         if server_name:
             options.append(("grpc.ssl_target_name_override", server_name))
+        if not accept_compression:
+            options.append(_IDENTITY_ONLY)
         if tls:
             credentials = grpc.ssl_channel_credentials(self.root_certificates)
             channel = grpc.secure_channel(self.address, credentials, options)
