@@ -183,6 +183,19 @@ fn unescape(text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Decompresses one message.
+type Inflate = fn(&[u8]) -> Vec<u8>;
+
+/// A hostile request: what it is, its extra headers, its body, the status code it gets and
+/// words its message must contain.
+type Hostile = (
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    Vec<u8>,
+    i32,
+    &'static str,
+);
+
 /// One gRPC message frame: the compressed flag, the length, the bytes.
 fn frame(flag: u8, payload: &[u8]) -> Vec<u8> {
     let mut framed = vec![flag];
@@ -269,7 +282,7 @@ async fn a_client_that_accepts_none_gets_the_stream_it_always_got() {
         assert!(plain_records(&reply) == records, "accepting {accept}");
     }
     // The same call accepting zstd, or gzip: every message compressed, the same boards.
-    let inflaters: [(&str, fn(&[u8]) -> Vec<u8>); 2] =
+    let inflaters: [(&str, Inflate); 2] =
         [("zstd", |b| zstd::decode_all(b).unwrap()), ("gzip", gunzip)];
     for (name, inflate) in inflaters {
         let reply = raw_call(
@@ -353,7 +366,7 @@ async fn hostile_encodings_get_a_clear_status_and_harm_no_one_else() {
         gzip_bomb.len(),
         zstd_bomb.len()
     );
-    let cases: [(&str, Vec<(&str, &str)>, Vec<u8>, i32, &str); 6] = [
+    let cases: [Hostile; 6] = [
         (
             "an encoding never offered",
             vec![("grpc-encoding", "br")],
