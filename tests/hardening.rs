@@ -9,6 +9,7 @@
 //! must still answer an ordinary Count afterwards.
 //!
 //! Run against an earlier build with `QUEENS_TEST_BIN=path/to/queens` to see them fail.
+//! Hostile compression (unknown encodings, compressed bombs) is `compression.rs`'s.
 
 use crate::common;
 use crate::common::h2raw;
