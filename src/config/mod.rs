@@ -203,9 +203,11 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// and costs nothing next to the count.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
-/// What the server compresses Enumerate's responses with when the client accepts it: zstd,
-/// else gzip (why, measured: docs/operations.md, "Compression").
-pub const COMPRESSION: Encodings = Encodings::ZSTD_GZIP;
+/// What the server compresses Enumerate's responses with when the client accepts it: nothing
+/// by default, since on 2 cores compressing costs more server CPU than a fast link saves
+/// (measured: docs/operations.md, "Compression and long links"); `--compression zstd,gzip`
+/// for slow links.
+pub const COMPRESSION: Encodings = Encodings::NONE;
 
 /// The server's settings.
 #[derive(Clone, Debug)]
