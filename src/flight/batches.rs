@@ -110,7 +110,7 @@ mod tests {
                 .unwrap()
                 .map(|b| b.unwrap())
                 .collect();
-            assert_eq!(read, [batch.clone()], "{compression:?}");
+            assert_eq!(read, std::slice::from_ref(&batch), "{compression:?}");
         }
         assert!(sizes[0] > packed.len(), "{sizes:?}");
         assert!(
