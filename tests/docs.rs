@@ -262,12 +262,24 @@ fn invocations(text: &str) -> Vec<(&'static str, Vec<String>)> {
 /// What is wrong with one invocation, if anything: an unknown subcommand or flag.
 fn check(bin: &str, args: &[String]) -> Vec<String> {
     let commands = &binaries()[bin];
+    // Global flags may come before the subcommand (`queens-load --addr URL latency ...`):
+    // each is checked, and a word after one that is no subcommand is its value.
+    let mut rest = args;
+    let mut wrong = Vec::new();
+    while let Some(flag) = rest.first().filter(|a| a.starts_with('-')) {
+        wrong.extend(unknown_flags(&commands[""], std::slice::from_ref(flag)));
+        let value = rest
+            .get(1)
+            .filter(|v| !v.starts_with('-') && !commands.contains_key(*v));
+        rest = &rest[1 + usize::from(value.is_some() && !flag.contains('='))..];
+    }
+    if !wrong.is_empty() {
+        return wrong;
+    }
+    let args = rest;
     let Some(sub) = args.first() else {
         return Vec::new();
     };
-    if sub.starts_with('-') {
-        return unknown_flags(&commands[""], args);
-    }
     if !sub.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
         return Vec::new(); // prose or a placeholder such as `queens …` or `queens N`
     }
@@ -579,6 +591,10 @@ fn the_checks_catch_what_they_are_for() {
         check("queens-load", &["latency".into(), "--addr".into()]).len(),
         0
     );
+    let global = ["--addr", "http://x", "latency", "--concurrency", "2"].map(String::from);
+    assert!(check("queens-load", &global).is_empty());
+    let global = ["--addr", "http://x", "latency", "--bogus"].map(String::from);
+    assert_eq!(check("queens-load", &global).len(), 1);
     // Anchors as GitHub makes them, repeats numbered.
     let set = anchors("# A `queens` title\n## Two commands\n## Two commands\n");
     assert!(

@@ -213,12 +213,15 @@ async fn compressed_batches_are_the_same_records_in_fewer_bytes() {
     assert_eq!(plain.len(), 14_200 * 12);
     let plain_bytes = body_bytes(&mut client, r#"{"n": 12}"#).await;
     assert!(plain_bytes >= plain.len(), "uncompressed: {plain_bytes}");
-    for codec in ["zstd", "lz4"] {
+    // At most this share of the plain bytes: LZ4 compresses these records less (about 0.68
+    // of them at n = 12), zstd to under a half.
+    for (codec, most) in [("zstd", 0.5), ("lz4", 0.8)] {
         let ticket = format!(r#"{{"n": 12, "compression": "{codec}"}}"#);
         let (all, _) = fetch(&mut client, Ticket::new(ticket.clone())).await;
         assert!(all == plain, "{codec}: the records of the plain stream");
         let bytes = body_bytes(&mut client, &ticket).await;
-        assert!(bytes * 2 < plain_bytes, "{codec}: {bytes} of {plain_bytes}");
+        let share = bytes as f64 / plain_bytes as f64;
+        assert!(share < most, "{codec}: {bytes} of {plain_bytes}");
         // A command's compression goes on into each of its endpoints' tickets.
         let parts = format!(r#"{{"n": 12, "compression": "{codec}", "parts": 2}}"#);
         let info = client.get_flight_info(command(&parts)).await.expect("info");
