@@ -146,12 +146,15 @@ pub fn sample_parts(parts: u32, samples: u32, seed: u64) -> Result<Vec<u32>, Est
     Ok(chosen.into_iter().collect())
 }
 
-/// SplitMix64 (Steele, Lea and Flood): a small generator whose stream a seed fixes.
-struct SplitMix64(u64);
+/// SplitMix64 (Steele, Lea and Flood): a small generator whose stream a seed fixes (also
+/// the soak's choices in `queens-load`).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    fn next(&mut self) -> u64 {
+    #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -19,7 +19,7 @@ mod tests;
 
 pub use self::count::{LocalCountError, ShardCount, ShardId, count_local};
 pub use self::estimate::{
-    Estimate, EstimateError, Interval, Plan, PlanAsk, SampledPart, sample_parts,
+    Estimate, EstimateError, Interval, Plan, PlanAsk, SampledPart, SplitMix64, sample_parts,
 };
 pub use self::orchestrator::{
     INDEX_VARIABLE, SLURM_TASK_COUNT, SLURM_TASK_ID, SLURM_TASK_MAX, SLURM_TASK_MIN,

@@ -48,7 +48,7 @@ pub(super) struct Caller {
 impl Caller {
     /// A caller of the server at `addr`, not yet connected, its choices seeded with `seed`.
     pub(super) fn new(addr: String, access: Access, seed: u64) -> Caller {
-        let (client, calls, rng) = (None, 0, Rng(seed));
+        let (client, calls, rng) = (None, 0, Rng(queens::batch::SplitMix64(seed)));
         Caller {
             addr,
             access,

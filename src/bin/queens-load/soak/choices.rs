@@ -3,19 +3,16 @@
 //!
 //! Not here: what each call does with them (`caller.rs`, `hostile.rs`).
 
+use queens::batch::SplitMix64;
 use queens::pb::Square;
 
-/// splitmix64: the callers' choices, the same for the same seed.
-pub(super) struct Rng(pub(super) u64);
+/// The callers' choices, the same for the same seed (SplitMix64, the estimate's generator).
+pub(super) struct Rng(pub(super) SplitMix64);
 
 impl Rng {
     /// The next number.
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
 
     /// A number in `lo..=hi`.
