@@ -227,9 +227,19 @@ fn x86_outside_gates(path: &str, src: &str) -> (Vec<String>, usize) {
     (outside, gated)
 }
 
+/// The values of a file's `#[path = "..."]` attributes, in order: the token scan loses
+/// literals, so they are read from the text (none may stand in a comment).
+fn path_attributes(src: &str) -> Vec<String> {
+    (src.split("#[path = \"").skip(1))
+        .filter_map(|rest| rest.split_once('"').map(|(value, _)| value.to_string()))
+        .collect()
+}
+
 /// The files (paths as in `files`) of the modules declared under a `target_arch` gate on
 /// their `mod NAME;` line, and the folders below them: `NAME.rs` or `NAME/mod.rs` beside
-/// the declaring file's own module, and everything in `NAME/`.
+/// the declaring file's own module, and everything in `NAME/`; for a module with a
+/// `#[path = "P"]` after its gate, `P` beside the declaring file (and, if `P` is a `mod.rs`,
+/// its folder).
 fn gated_files(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (path, src) in files {
@@ -240,24 +250,55 @@ fn gated_files(files: &[(String, String)]) -> Vec<String> {
             None if ["lib", "main", "mod"].contains(&stem) => String::new(),
             _ => format!("{stem}/"),
         };
+        // A `#[path]` starts from the file's folder.
+        let paths = path_attributes(src);
+        let here = path
+            .rsplit_once('/')
+            .map_or(String::new(), |(d, _)| format!("{d}/"));
         let t = tokens(src);
+        let is_attr = |i: usize| t[i] == "#" && t.get(i + 1).is_some_and(|x| x == "[");
+        let attr_len = |i: usize| t[i..].iter().take_while(|x| *x != "]").count() + 1;
+        let is_path = |i: usize| is_attr(i) && t.get(i + 2).is_some_and(|x| x == "path");
+        let mut paths_seen = 0;
         for i in 0..t.len() {
-            if t[i] != "#" || t.get(i + 1).is_none_or(|x| x != "[") {
+            if !is_attr(i) {
                 continue;
+            }
+            if is_path(i) {
+                paths_seen += 1;
             }
             let attr: Vec<&String> = t[i..].iter().take_while(|x| *x != "]").collect();
             let arch =
                 attr.iter().any(|x| *x == "target_arch") && !attr.iter().any(|x| *x == "not");
             let mut j = i + attr.len() + 1;
+            let mut file = None;
+            let mut k = paths_seen;
+            while j < t.len() && is_attr(j) {
+                if is_path(j) {
+                    file = paths.get(k).map(String::as_str);
+                    k += 1;
+                }
+                j += attr_len(j);
+            }
             if t.get(j).is_some_and(|x| x == "pub") {
                 j += 1;
                 if t.get(j).is_some_and(|x| x == "(") {
                     j += t[j..].iter().position(|x| x == ")").map_or(0, |p| p + 1);
                 }
             }
-            let name = t.get(j + 1).filter(|_| t[j] == "mod");
+            let name = t
+                .get(j + 1)
+                .filter(|_| t.get(j).is_some_and(|x| x == "mod"));
             if let Some(name) = name.filter(|_| arch && t.get(j + 2).is_some_and(|x| x == ";")) {
-                out.extend([format!("{dir}{name}.rs"), format!("{dir}{name}/")]);
+                match file {
+                    Some(file) => {
+                        out.push(format!("{here}{file}"));
+                        if let Some(folder) = file.strip_suffix("mod.rs") {
+                            out.push(format!("{here}{folder}"));
+                        }
+                    }
+                    None => out.extend([format!("{dir}{name}.rs"), format!("{dir}{name}/")]),
+                }
             }
         }
     }
@@ -367,10 +408,21 @@ fn the_scan_reports_what_it_should_and_not_what_it_should_not() {
             "fn f() -> __m256i { _mm256_setzero_si256() }",
         ),
         file("a/p.rs", "#[cfg(not(target_arch = \"x86_64\"))]\nmod q;"),
+        file(
+            "c/mod.rs",
+            "#[cfg(test)]\n#[path = \"t.rs\"]\nmod t;\n#[cfg(target_arch = \"x86_64\")]\n\
+             #[path = \"x/mod.rs\"]\nmod arch;",
+        ),
+        file("c/x/mod.rs", "use std::arch::x86_64::*; mod deep;"),
+        file("c/x/deep.rs", "use std::arch::x86_64::_pext_u64;"),
+        file("c/t.rs", "use std::arch::x86_64::_pext_u64;"),
         file("a/p/q.rs", "use std::arch::x86_64::_pext_u64;"),
         file("b/k.rs", "use std::arch::x86_64::_pext_u64;"),
     ];
     let (outside, gated) = x86_in_files(&files);
-    assert_eq!(gated, 3, "{outside:?}");
-    assert_eq!(outside, ["a/p/q.rs: `x86_64`", "b/k.rs: `x86_64`"]);
+    assert_eq!(gated, 5, "{outside:?}");
+    assert_eq!(
+        outside,
+        ["c/t.rs: `x86_64`", "a/p/q.rs: `x86_64`", "b/k.rs: `x86_64`"]
+    );
 }

@@ -4,8 +4,10 @@
 //!
 //! # Rust
 //! Each crate is read from its roots (`src/lib.rs`, `src/main.rs`, `src/bin/..`) down its `mod`
-//! lines (inline `mod x { .. }` too), with the token scan of `architecture.rs` (comments and
-//! literals removed; `#[cfg(..)]` code counts). A file's arrows are its `use` lines and the
+//! lines (inline `mod x { .. }` too, and a `#[path = ".."]` on a `mod` line), with the token
+//! scan of `architecture.rs` (comments and literals removed; `#[cfg(..)]` code counts; a
+//! module declared twice under opposite `cfg`s is reached in its first declaration's file,
+//! and the second's file is read for its own arrows). A file's arrows are its `use` lines and the
 //! paths it spells from `crate::`, `super::`, `self::`, a child module or a name it imports.
 //! Each goes to the file that defines what the path reaches (an item's file, or a module's own
 //! file when the path ends at a module), followed through `use`, `pub use` and `*` wherever
@@ -25,7 +27,7 @@
 //! `export .. from`, `import("./x")` and `require("./x")`, resolved as Node does (from a `.d.ts`,
 //! to the `.d.ts`).
 
-use super::{none_of, tokens};
+use super::{none_of, path_attributes, tokens};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -178,8 +180,11 @@ fn read_crate(files: &Files, root: &str) -> (BTreeMap<Vec<String>, Module>, Vec<
     ];
     let (mut modules, mut named) = (BTreeMap::<Vec<String>, Module>::new(), Vec::new());
     let mut todo = vec![(root.to_string(), Vec::<String>::new())];
+    let mut declared = BTreeSet::new();
     while let Some((file, module)) = todo.pop() {
         let t = tokens(&files[&file]);
+        // The file's `#[path]` values, and the one for the next `mod` line, if any.
+        let (paths, mut seen_paths, mut path_for_next) = (path_attributes(&files[&file]), 0, None);
         let is = |i: usize, s: &str| t.get(i).is_some_and(|x| x == s);
         modules.entry(module.clone()).or_default().file = file.clone();
         let (mut stack, mut depth) = (vec![(module.clone(), 0)], 0usize); // modules, their depth
@@ -190,6 +195,10 @@ fn read_crate(files: &Files, root: &str) -> (BTreeMap<Vec<String>, Module>, Vec<
             let (here, body) = stack.last().cloned().expect("the file's module");
             let (s, top) = (t[i].as_str(), body == depth);
             let next = t.get(i + 1).filter(|n| is_ident(n)).cloned();
+            if s == "#" && is(i + 1, "[") && is(i + 2, "path") {
+                path_for_next = paths.get(seen_paths).cloned();
+                seen_paths += 1;
+            }
             if top
                 && s == "mod"
                 && let Some(name) = next
@@ -203,7 +212,11 @@ fn read_crate(files: &Files, root: &str) -> (BTreeMap<Vec<String>, Module>, Vec<
                 if is(i + 2, ";") {
                     let dir = child_dir(&file, file == root);
                     let flat = format!("{dir}/{name}.rs");
-                    let child = if files.contains_key(&flat) {
+                    let child = if let Some(at) = path_for_next.take() {
+                        // A `#[path]` is taken from the declaring file's own folder.
+                        let (here, _) = file.rsplit_once('/').unwrap_or(("", ""));
+                        format!("{here}/{at}")
+                    } else if files.contains_key(&flat) {
                         flat
                     } else {
                         format!("{dir}/{name}/mod.rs")
@@ -212,6 +225,13 @@ fn read_crate(files: &Files, root: &str) -> (BTreeMap<Vec<String>, Module>, Vec<
                         files.contains_key(&child),
                         "{file}: no file for `mod {name};`"
                     );
+                    // A module declared twice (under opposite `cfg`s, each with its own
+                    // `#[path]`): paths to it reach its first file, x86-64's; the other is
+                    // read too, as a sibling of another name, for its own arrows.
+                    let mut path = path;
+                    while !declared.insert(path.clone()) {
+                        path.last_mut().expect("a module").push('\'');
+                    }
                     todo.push((child, path));
                 } else {
                     modules.entry(path.clone()).or_default().file = file.clone();
@@ -663,6 +683,16 @@ use super::X; pub fn helper() {}
 @a/src/n.rs
 fn g() { let _ = crate::m::X; }
 mod tests { use super::*; }
+#[cfg(unix)]
+#[path = "n/unix.rs"]
+mod os;
+#[cfg(not(unix))]
+#[path = "n/other.rs"]
+mod os;
+@a/src/n/unix.rs
+use super::super::n::g;
+@a/src/n/other.rs
+use crate::m::Top;
 @p/pkg/__init__.py
 from ._a import A
 @p/pkg/_a.py
@@ -711,6 +741,17 @@ fn the_file_graph_reports_what_it_should_and_not_what_it_should_not() {
     assert_eq!(
         to("p/pkg/__init__.py"),
         Some(vec!["p/pkg/_a.py".into()]),
+        "{graph:?}"
+    );
+    // A `#[path]` module is read in its file, each of two declarations.
+    assert_eq!(
+        to("a/src/n/unix.rs"),
+        Some(vec!["a/src/n.rs".into()]),
+        "{graph:?}"
+    );
+    assert_eq!(
+        to("a/src/n/other.rs"),
+        Some(vec!["a/src/m/mod.rs".into()]),
         "{graph:?}"
     );
     assert_eq!(to("j/c.js"), None, "{graph:?}");

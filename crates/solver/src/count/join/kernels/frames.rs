@@ -4,7 +4,7 @@
 //! ([`partition_frame`], [`pass_scalar`]), the runs of one balance a leaf is weighed by
 //! ([`runs`]), and the narrowing of two small blocks to 32-bit words for their pair tests
 //! ([`narrowed`]). No instruction set is named here; the kernels are `portable.rs`'s,
-//! `avx2.rs`'s and `avx512.rs`'s.
+//! `x86_64/avx2.rs`'s and `x86_64/avx512.rs`'s.
 
 use super::super::word::{Layout, Tail};
 use std::mem::MaybeUninit;

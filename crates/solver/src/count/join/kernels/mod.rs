@@ -1,27 +1,18 @@
-//! The join's SIMD kernels, one dispatch for every tier: each function here takes the
-//! [`Tier`] token and runs the kernel of that name in `avx512.rs`, `avx2.rs` or
-//! `portable.rs` (the same names and arguments in each, as hashbrown's `Group` has in its
-//! per-target files), so that the sieve, the narrowed subtrees, the tables and the two
-//! paths read as algorithms over a few kernel calls and never name an instruction set.
+//! The join's SIMD kernels, one call for every tier: each function here takes the
+//! [`Tier`] token and runs the kernel of that name in the tier it names, so that the sieve,
+//! the narrowed subtrees, the tables and the two paths read as algorithms over a few kernel
+//! calls and never name an instruction set or a target.
 //!
 //! - `frames.rs`: the loops every tier's kernels run inside (the loop over a key's heads, a
 //!   partition's frame, the runs of one balance, narrowing to 32-bit words).
 //! - `portable.rs`: the portable kernels, which the SIMD ones fall back on for a block's
 //!   last words.
-//! - `avx2.rs`, `avx512.rs`: the kernels compiled for those tiers, declared for x86-64 only
-//!   (the one `cfg(target_arch)` each, on its `mod` line).
-//! - here: the dispatch, and the `unsafe` of calling target-feature code.
-//!
-//! # Soundness, once per tier
-//! A kernel of `avx512.rs` or `avx2.rs` is a safe `#[target_feature]` function, and calling
-//! it from here takes an `unsafe` block: sound exactly when this CPU has the features. Every
-//! such call sits in the arm of a match on the kind of a [`Tier`] the caller holds, and a
-//! `Tier` of kind `Avx512` (or `Avx2`) can only be made by detection that found every
-//! feature its kernels are compiled with (`simd.rs`), a subset of which each kernel enables;
-//! the features do not change while the process runs. The AVX-512 sampling kernel
-//! ([`bit_counts`]) runs only for a `Tier` whose `gfni` says the CPU has its byte, VBMI,
-//! BITALG and GFNI instructions too. That one argument, in `by_tier!` and the few
-//! matches below it, is the whole of the tiers' `unsafe`.
+//! - `x86_64/`: on x86-64, the AVX-512 and AVX2 kernels and the dispatch among the three
+//!   tiers, with the `unsafe` of calling target-feature code and its soundness argued once
+//!   per tier; `generic.rs` on other targets, the portable kernels alone. One of the two is
+//!   compiled as `arch` (the only `cfg(target_arch)` here, on their `mod` lines).
+//! - here: what each kernel does, and the bookkeeping around the calls (clearing and
+//!   sizing the lists they write).
 //!
 //! Not here: what the kernels are for (`sieve.rs`, `narrow.rs`, `tables.rs`, `halves.rs`,
 //! `bands.rs`), the layout of the words they read (`word.rs`).
@@ -48,108 +39,42 @@ macro_rules! extend_in {
     };
 }
 
-/// Writes a tier's `weighted_narrowed`, the weighted pairs of two small blocks narrowed to
-/// 32 bits by `pext` ([`frames::narrowed`], the tier's `leaf32` their pair tests), compiled
-/// with `$features`, and its `pext` (BMI2). One definition for the two tiers that narrow.
+/// The kernels and their dispatch on this target (see the module).
 #[cfg(target_arch = "x86_64")]
-macro_rules! narrowed_in {
-    ($features:literal) => {
-        /// Weighted fitting pairs of two small blocks narrowed to 32 bits by `pext`
-        /// ([`narrowed`]), [`leaf32`] their pair tests.
-        #[target_feature(enable = $features)]
-        pub(super) fn weighted_narrowed(
-            layout: Layout,
-            middle: i32,
-            xs: &[u64],
-            ys: &[u64],
-        ) -> Option<u64> {
-            narrowed(
-                layout,
-                middle,
-                xs,
-                ys,
-                |word, meet| _pext_u64(word, meet) as u32,
-                |xs, ys, evens| {
-                    let (even, positive) = ys.split_at(evens);
-                    leaf32(xs, even) + 2 * leaf32(xs, positive)
-                },
-            )
-        }
-
-        /// `words` narrowed to the bits of `meet`, written to `out`.
-        #[target_feature(enable = "bmi2")]
-        pub(super) fn pext(words: &[u64], meet: u64, out: &mut [std::mem::MaybeUninit<u32>]) {
-            for (slot, &word) in out.iter_mut().zip(words) {
-                slot.write(_pext_u64(word, meet) as u32);
-            }
-        }
-    };
-}
-
-/// Writes a tier's partition pass `$name(words, bit, a, b)`, compiled with `$features`:
-/// the words of `words` with `bit` from `a` (if given), those without from `b`, in order;
-/// returns how many of each. One signature and contract for the SIMD tiers' passes.
-#[cfg(target_arch = "x86_64")]
-macro_rules! pass_fn {
-    ($(#[$doc:meta])* $name:ident, $word:ty, $features:literal,
-     |$words:ident, $bit:ident, $a:ident, $b:ident| $body:block) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// `a` and `b` have room for the words of their kind and a register more.
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn $name(
-            $words: &[$word],
-            $bit: $word,
-            $a: Option<*mut $word>,
-            $b: *mut $word,
-        ) -> (usize, usize) $body
-    };
-}
-
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
+#[path = "x86_64/mod.rs"]
+mod arch;
+/// The kernels and their dispatch on this target (see the module).
+#[cfg(not(target_arch = "x86_64"))]
+#[path = "generic.rs"]
+mod arch;
 mod frames;
+/// The portable-only dispatch, compiled in tests on x86-64 too (see `generic.rs`).
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "generic.rs"]
+mod generic;
 mod portable;
 
 pub(super) use self::frames::{Free, runs};
 use super::word::{Last, Layout, Tail};
-use crate::simd::{Tier, TierKind};
-
-/// Calls the kernel `$kernel` of `$tier`'s file with the arguments given: `avx512::$kernel`
-/// or `avx2::$kernel` in an `unsafe` block, else `portable::$kernel`.
-macro_rules! by_tier {
-    ($tier:expr, $kernel:ident($($arg:expr),* $(,)?)) => {
-        match $tier.kind() {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
-            TierKind::Avx512 => unsafe { avx512::$kernel($($arg),*) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
-            TierKind::Avx2 => unsafe { avx2::$kernel($($arg),*) },
-            _ => portable::$kernel($($arg),*),
-        }
-    };
-}
+use crate::simd::Tier;
 
 /// Disjoint pairs of two small blocks, compared one by one.
 #[inline]
 pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
-    by_tier!(tier, leaf(xs, ys))
+    arch::leaf(xs, ys, tier)
 }
 
 /// Disjoint pairs of two small blocks of narrowed words, compared one by one.
 #[inline]
 pub(super) fn leaf32(xs: &[u32], ys: &[u32], tier: Tier) -> u64 {
-    by_tier!(tier, leaf32(xs, ys))
+    arch::leaf32(xs, ys, tier)
 }
 
 /// How many words of `words` have `bit`.
 #[inline]
 pub(super) fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
-    by_tier!(tier, having(words, bit))
+    arch::having(words, bit, tier)
 }
 
 /// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
@@ -168,7 +93,7 @@ pub(super) fn partition(
         with.clear();
     }
     debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
-    by_tier!(tier, partition(words, bit, (with, without)))
+    arch::partition(words, bit, (with, without), tier)
 }
 
 /// Slots a list of 64-bit words keeps beyond its words for a partition: the SIMD passes
@@ -192,16 +117,8 @@ pub(super) unsafe fn pass32(
     b: *mut u32,
     tier: Tier,
 ) -> (usize, usize) {
-    // SAFETY: the room is the caller's promise; the tiers as in `by_tier!`.
-    unsafe {
-        match tier.kind() {
-            #[cfg(target_arch = "x86_64")]
-            TierKind::Avx512 => avx512::pass32(words, bit, a, b),
-            #[cfg(target_arch = "x86_64")]
-            TierKind::Avx2 => avx2::pass32(words, bit, a, b),
-            _ => portable::pass32(words, bit, a, b),
-        }
-    }
+    // SAFETY: the room is the caller's promise.
+    unsafe { arch::pass32(words, bit, a, b, tier) }
 }
 
 /// Per bit, how many words of `sample` (a multiple of eight words, at most 255) have it:
@@ -209,14 +126,7 @@ pub(super) unsafe fn pass32(
 /// AVX-512 tier only), else in plain Rust.
 #[inline(always)]
 pub(super) fn bit_counts(sample: &[u64], tier: Tier) -> [u8; 64] {
-    #[cfg(target_arch = "x86_64")]
-    if tier.gfni() {
-        // SAFETY: a `Tier` whose `gfni` is set proves the CPU has these features (see the
-        // module).
-        return unsafe { avx512::bit_counts(sample) };
-    }
-    let _ = tier;
-    portable::bit_counts(sample)
+    arch::bit_counts(sample, tier)
 }
 
 /// Writes to `free` the tail words of the placements before `last` (their words so far and
@@ -231,12 +141,7 @@ pub(super) fn place(
     attacks: &[u64],
     tier: Tier,
 ) -> usize {
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
-        TierKind::Avx512 => unsafe { avx512::place(last, free, words, attacks) },
-        _ => portable::place(last, free, words, attacks),
-    }
+    arch::place(last, free, words, attacks, tier)
 }
 
 /// Appends to `out` the halves made of a head of `heads` (its test word and share side by
@@ -256,7 +161,7 @@ pub(super) fn extend(
     debug_assert!(out.capacity() - out.len() >= room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
-    let added = by_tier!(tier, extend(free, heads, tails, spare, tail));
+    let added = arch::extend(free, heads, tails, spare, tail, tier);
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -276,7 +181,7 @@ pub(super) fn extend_wide(
     assert!(out.capacity() - out.len() >= tests.len() + 8 && parts.len() == tests.len());
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..tests.len() + 8];
-    let added = by_tier!(tier, extend_wide(free, head, tests, parts));
+    let added = arch::extend_wide(free, head, tests, parts, tier);
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -303,23 +208,13 @@ pub(super) fn weighted_narrowed(
     if x + y > frames::NARROWED || x * y < NARROW_PAIRS * (x + y) {
         return None;
     }
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
-        TierKind::Avx512 => unsafe { avx512::weighted_narrowed(layout, middle, xs, ys) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
-        TierKind::Avx2 if tier.fast_pext() => unsafe {
-            avx2::weighted_narrowed(layout, middle, xs, ys)
-        },
-        _ => None,
-    }
+    arch::weighted_narrowed(layout, middle, xs, ys, tier)
 }
 
 /// Whether `tier` has `pext` to narrow words with ([`pext`]): the AVX-512 and AVX2 tiers.
 #[inline]
 pub(super) fn has_pext(tier: Tier) -> bool {
-    matches!(tier.kind(), TierKind::Avx512 | TierKind::Avx2)
+    arch::has_pext(tier)
 }
 
 /// Appends `words` narrowed to the bits of `meet` (`pext`) to `out`, which has room for
@@ -329,17 +224,8 @@ pub(super) fn has_pext(tier: Tier) -> bool {
 pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> bool {
     let start = out.len();
     let spare = &mut out.spare_capacity_mut()[..words.len()];
-    match tier.kind() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX-512 `Tier` proves the CPU has BMI2 (see the module).
-        TierKind::Avx512 => unsafe { avx512::pext(words, meet, spare) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: an AVX2 `Tier` proves the CPU has BMI2 (see the module).
-        TierKind::Avx2 => unsafe { avx2::pext(words, meet, spare) },
-        _ => {
-            let _ = (meet, spare);
-            return false;
-        }
+    if !arch::pext(words, meet, spare, tier) {
+        return false;
     }
     // SAFETY: the `words.len()` slots after `start` were written just now.
     unsafe { out.set_len(start + words.len()) };
@@ -349,11 +235,5 @@ pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> 
 /// Asks the CPU to bring `words` into its nearest cache (a hint; nothing off x86-64).
 #[inline(always)]
 pub(super) fn prefetch(words: &[u64]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in words.chunks(8) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: SSE is part of every x86-64 CPU; a prefetch reads nothing and cannot fault.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
-    }
-    let _ = words;
+    arch::prefetch(words)
 }

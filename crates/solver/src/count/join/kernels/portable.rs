@@ -1,8 +1,8 @@
 //! The portable tier's kernels: plain Rust that the compiler vectorises for the baseline
 //! target (SSE2 on x86-64, NEON on aarch64), each with the same name and arguments as its
-//! AVX-512 and AVX2 counterparts (`avx512.rs`, `avx2.rs`), which fall back on some of them
-//! for a block's last words. The frames they run in are `frames.rs`'s; which tier runs is
-//! `mod.rs`'s choice.
+//! AVX-512 and AVX2 counterparts (`x86_64/avx512.rs`, `x86_64/avx2.rs`), which fall back on
+//! some of them for a block's last words. The frames they run in are `frames.rs`'s; which
+//! tier runs is the dispatch's choice (`x86_64/mod.rs`, or `generic.rs` off x86-64).
 
 use super::super::word::{Last, Tail};
 use super::frames::{Free, Head, Lists, each_head, pass_scalar};

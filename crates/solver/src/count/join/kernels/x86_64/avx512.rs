@@ -1,13 +1,13 @@
 //! The AVX-512 tier's kernels, compiled for its features (`avx512f,popcnt`, `bmi2` where
 //! they narrow, and the byte, VBMI, BITALG and GFNI instructions for [`bit_counts`]): the
 //! same names and arguments as `portable.rs`'s, eight 64-bit (sixteen 32-bit) words to a
-//! register, what a pass keeps compressed in the register and stored whole. Declared for
-//! x86-64 only (the gate is on its `mod` line); only `mod.rs` calls these, in the arm of a
-//! match on an AVX-512 `Tier`, which proves the CPU has the features.
+//! register, what a pass keeps compressed in the register and stored whole. Compiled on
+//! x86-64 only (the gate is on `x86_64`'s `mod` line); only `x86_64/mod.rs` calls these, in
+//! the arm of a match on an AVX-512 `Tier`, which proves the CPU has the features.
 
-use super::super::word::{Last, Layout, TAIL_BALANCE, Tail};
-use super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame};
-use super::portable;
+use super::super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame};
+use super::super::portable;
+use crate::count::join::word::{Last, Layout, TAIL_BALANCE, Tail};
 use std::arch::x86_64::*;
 
 /// Writes a pair-test kernel for one width of word: four words of `xs` at a time against a

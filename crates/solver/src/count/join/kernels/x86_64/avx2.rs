@@ -2,13 +2,13 @@
 //! narrow): the same names and arguments as `portable.rs`'s, four 64-bit (eight 32-bit)
 //! words to a register; AVX2 has no compressing instruction, so what a pass keeps is moved
 //! to the register's front by a permutation from a table ([`compress`], [`compress32`]).
-//! The tails' last row has no AVX2 kernel (the portable one runs). Declared for x86-64 only
-//! (the gate is on its `mod` line); only `mod.rs` calls these, in the arm of a match on an
-//! AVX2 `Tier`, which proves the CPU has the features.
+//! The tails' last row has no AVX2 kernel (the portable one runs). Compiled on x86-64 only
+//! (the gate is on `x86_64`'s `mod` line); only `x86_64/mod.rs` calls these, in the arm of
+//! a match on an AVX2 `Tier`, which proves the CPU has the features.
 
-use super::super::word::{Layout, TAIL_BALANCE, Tail};
-use super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame, pass_scalar};
-use super::portable;
+use super::super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame, pass_scalar};
+use super::super::portable;
+use crate::count::join::word::{Layout, TAIL_BALANCE, Tail};
 use std::arch::x86_64::*;
 
 /// Writes a pair-test kernel for one width of word: four words of `xs` at a time against a
