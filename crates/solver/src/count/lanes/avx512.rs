@@ -1,4 +1,4 @@
-//! The lanes' rounds written out in AVX-512 instructions ([`burst`]): the compiler keeps
+//! The lanes' rounds written out in AVX-512 instructions (`burst`): the compiler keeps
 //! the lanes' state in memory between rounds when it vectorizes the portable loop
 //! (`CountLanes::step`), this keeps it in registers. Compiled on x86-64 only (the gate is
 //! on its `mod` line in `lanes.rs`; `generic.rs` takes its place elsewhere); called only

@@ -25,7 +25,7 @@ macro_rules! extend_in {
     ($(#[$attr:meta])*) => {
         /// A key's halves of each head and the tails that fit it (`extend_head` inlined).
         $(#[$attr])*
-        pub(super) fn extend(
+        pub(crate) fn extend(
             free: &mut Free,
             heads: &[u64],
             tails: &[u64],
@@ -57,24 +57,24 @@ mod portable;
 
 pub(super) use self::frames::{Free, runs};
 use super::word::{Last, Layout, Tail};
-use crate::simd::Tier;
+use crate::simd::{Tier, TierKind};
 
 /// Disjoint pairs of two small blocks, compared one by one.
 #[inline]
 pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
-    arch::leaf(xs, ys, tier)
+    arch::by_tier!(tier, leaf(xs, ys))
 }
 
 /// Disjoint pairs of two small blocks of narrowed words, compared one by one.
 #[inline]
 pub(super) fn leaf32(xs: &[u32], ys: &[u32], tier: Tier) -> u64 {
-    arch::leaf32(xs, ys, tier)
+    arch::by_tier!(tier, leaf32(xs, ys))
 }
 
 /// How many words of `words` have `bit`.
 #[inline]
 pub(super) fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
-    arch::having(words, bit, tier)
+    arch::by_tier!(tier, having(words, bit))
 }
 
 /// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
@@ -93,7 +93,7 @@ pub(super) fn partition(
         with.clear();
     }
     debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
-    arch::partition(words, bit, (with, without), tier)
+    arch::by_tier!(tier, partition(words, bit, (with, without)))
 }
 
 /// Slots a list of 64-bit words keeps beyond its words for a partition: the SIMD passes
@@ -110,6 +110,7 @@ pub(super) const REGISTER32: usize = 16;
 /// # Safety
 /// `a` and `b` have room for the words of their kind and [`REGISTER32`] more.
 #[inline]
+#[allow(unused_unsafe)] // the SIMD tiers' calls are `unsafe` blocks of their own, nested in this one
 pub(super) unsafe fn pass32(
     words: &[u32],
     bit: u32,
@@ -118,7 +119,7 @@ pub(super) unsafe fn pass32(
     tier: Tier,
 ) -> (usize, usize) {
     // SAFETY: the room is the caller's promise.
-    unsafe { arch::pass32(words, bit, a, b, tier) }
+    unsafe { arch::by_tier!(tier, pass32(words, bit, a, b)) }
 }
 
 /// Per bit, how many words of `sample` (a multiple of eight words, at most 255) have it:
@@ -126,7 +127,7 @@ pub(super) unsafe fn pass32(
 /// AVX-512 tier only), else in plain Rust.
 #[inline(always)]
 pub(super) fn bit_counts(sample: &[u64], tier: Tier) -> [u8; 64] {
-    arch::bit_counts(sample, tier)
+    arch::by_tier!(tier, gfni only: bit_counts(sample))
 }
 
 /// Writes to `free` the tail words of the placements before `last` (their words so far and
@@ -141,7 +142,7 @@ pub(super) fn place(
     attacks: &[u64],
     tier: Tier,
 ) -> usize {
-    arch::place(last, free, words, attacks, tier)
+    arch::by_tier!(tier, avx512 only: place(last, free, words, attacks))
 }
 
 /// Appends to `out` the halves made of a head of `heads` (its test word and share side by
@@ -161,7 +162,7 @@ pub(super) fn extend(
     debug_assert!(out.capacity() - out.len() >= room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
-    let added = arch::extend(free, heads, tails, spare, tail, tier);
+    let added = arch::by_tier!(tier, extend(free, heads, tails, spare, tail));
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -181,7 +182,7 @@ pub(super) fn extend_wide(
     assert!(out.capacity() - out.len() >= tests.len() + 8 && parts.len() == tests.len());
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..tests.len() + 8];
-    let added = arch::extend_wide(free, head, tests, parts, tier);
+    let added = arch::by_tier!(tier, extend_wide(free, head, tests, parts));
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -208,13 +209,16 @@ pub(super) fn weighted_narrowed(
     if x + y > frames::NARROWED || x * y < NARROW_PAIRS * (x + y) {
         return None;
     }
-    arch::weighted_narrowed(layout, middle, xs, ys, tier)
+    if tier.kind() == TierKind::Avx2 && !tier.fast_pext() {
+        return None;
+    }
+    arch::by_tier!(tier, weighted_narrowed(layout, middle, xs, ys))
 }
 
 /// Whether `tier` has `pext` to narrow words with ([`pext`]): the AVX-512 and AVX2 tiers.
 #[inline]
 pub(super) fn has_pext(tier: Tier) -> bool {
-    arch::has_pext(tier)
+    matches!(tier.kind(), TierKind::Avx512 | TierKind::Avx2)
 }
 
 /// Appends `words` narrowed to the bits of `meet` (`pext`) to `out`, which has room for
@@ -224,7 +228,7 @@ pub(super) fn has_pext(tier: Tier) -> bool {
 pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> bool {
     let start = out.len();
     let spare = &mut out.spare_capacity_mut()[..words.len()];
-    if !arch::pext(words, meet, spare, tier) {
+    if !arch::by_tier!(tier, pext(words, meet, spare)) {
         return false;
     }
     // SAFETY: the `words.len()` slots after `start` were written just now.

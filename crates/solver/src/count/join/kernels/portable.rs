@@ -4,8 +4,9 @@
 //! some of them for a block's last words. The frames they run in are `frames.rs`'s; which
 //! tier runs is the dispatch's choice (`x86_64/mod.rs`, or `generic.rs` off x86-64).
 
-use super::super::word::{Last, Tail};
+use super::super::word::{Last, Layout, Tail};
 use super::frames::{Free, Head, Lists, each_head, pass_scalar};
+use std::mem::MaybeUninit;
 
 /// Disjoint pairs of two small blocks: blocks big enough in [`leaf_blocked`], the rest pair
 /// by pair.
@@ -250,4 +251,16 @@ pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u
         added += usize::from(test & t == 0);
     }
     added
+}
+
+/// No narrowing in this tier (it has no `pext`): always `None`.
+#[inline(always)]
+pub(super) fn weighted_narrowed(_: Layout, _: i32, _: &[u64], _: &[u64]) -> Option<u64> {
+    None
+}
+
+/// No `pext` in this tier: `false`, nothing written.
+#[inline(always)]
+pub(super) fn pext(_: &[u64], _: u64, _: &mut [MaybeUninit<u32>]) -> bool {
+    false
 }

@@ -20,7 +20,7 @@ macro_rules! leaf_in {
      $cmpeq:ident, $sub:ident, $rest:path, |$acc:ident| $sum:expr) => {
         $(#[$doc])*
         #[target_feature(enable = "avx2")]
-        pub(super) fn $name(xs: &[$word], ys: &[$word]) -> u64 {
+        pub(crate) fn $name(xs: &[$word], ys: &[$word]) -> u64 {
             let whole = ys.len() / $lanes * $lanes;
             let zero = _mm256_setzero_si256();
             // SAFETY: `at + $lanes <= whole <= ys.len()` at every call, so the 32 bytes read
@@ -98,7 +98,7 @@ leaf_in!(
 
 /// How many words of `words` have `bit` ([`portable::having`] compiled for the tier).
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) fn having(words: &[u64], bit: u64) -> usize {
+pub(crate) fn having(words: &[u64], bit: u64) -> usize {
     portable::having(words, bit)
 }
 
@@ -219,7 +219,7 @@ pass_in!(
 /// Fills the lists with the words of `words` that have `bit` and those that lack it
 /// ([`pass`]).
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) fn partition(words: &[u64], bit: u64, lists: Lists) {
+pub(crate) fn partition(words: &[u64], bit: u64, lists: Lists) {
     // SAFETY: each list has room for the words of its kind and a register more (the
     // partition's callers reserve it), and `pass` writes the first slots it counts of
     // each list, within that room.
@@ -263,7 +263,7 @@ fn extend_head(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail)
 /// register's front ([`compress`]) and the register stored whole; the last ones in plain
 /// Rust.
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
+pub(crate) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
     let [test, share] = head;
     let whole = tests.len() / 4 * 4;
     let [t4, s4] = [test, share].map(|v| _mm256_set1_epi64x(v as i64));

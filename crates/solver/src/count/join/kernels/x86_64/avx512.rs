@@ -19,7 +19,7 @@ macro_rules! leaf_in {
      $load:ident, $testn:ident, $mask_testn:ident, $add:ident, |$acc:ident| $sum:expr) => {
         $(#[$doc])*
         #[target_feature(enable = "avx512f")]
-        pub(super) fn $name(xs: &[$word], ys: &[$word]) -> u64 {
+        pub(crate) fn $name(xs: &[$word], ys: &[$word]) -> u64 {
             let whole = ys.len() / $lanes * $lanes;
             let last = ((1u32 << (ys.len() - whole)) - 1) as $mask;
             let one = $set1(1);
@@ -101,7 +101,7 @@ leaf_in!(
 
 /// How many words of `words` have `bit` ([`portable::having`] compiled for the tier).
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn having(words: &[u64], bit: u64) -> usize {
+pub(crate) fn having(words: &[u64], bit: u64) -> usize {
     portable::having(words, bit)
 }
 
@@ -165,7 +165,7 @@ pass_in!(
 /// Fills the lists with the words of `words` that have `bit` and those that lack it
 /// ([`pass`]).
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn partition(words: &[u64], bit: u64, lists: Lists) {
+pub(crate) fn partition(words: &[u64], bit: u64, lists: Lists) {
     // SAFETY: each list has room for the words of its kind and a register more (the
     // partition's callers reserve it), and `pass` writes the first slots it counts of
     // each list, within that room.
@@ -177,7 +177,7 @@ pub(super) fn partition(words: &[u64], bit: u64, lists: Lists) {
 /// each word, each 8 x 8 bit block transposed (GFNI), so that a byte holds one bit of each
 /// word, and the bytes' bits counted.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni")]
-pub(super) fn bit_counts(sample: &[u64]) -> [u8; 64] {
+pub(crate) fn bit_counts(sample: &[u64]) -> [u8; 64] {
     debug_assert!(sample.len().is_multiple_of(8) && sample.len() < 256);
     // Byte 8j + w of the result is byte j of word w.
     let order: [u8; 64] = std::array::from_fn(|p| ((p % 8) * 8 + p / 8) as u8);
@@ -203,7 +203,7 @@ pub(super) fn bit_counts(sample: &[u64]) -> [u8; 64] {
 /// words so far and the columns they attack on her row) that leave her column free, with
 /// her added.
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn place(last: Last, free: &mut Free, words: &[u64], attacks: &[u64]) -> usize {
+pub(crate) fn place(last: Last, free: &mut Free, words: &[u64], attacks: &[u64]) -> usize {
     let (bit, up, balance) = (
         _mm512_set1_epi64(last.bit as i64),
         _mm512_set1_epi64(last.up as i64),
@@ -297,7 +297,7 @@ fn extend_head(free: &mut Free, [meets, share]: Head, tails: &[u64], tail: Tail)
 /// The wide path's halves of one head eight tails at a time, the fitting ones compressed in
 /// a register and stored whole.
 #[target_feature(enable = "avx512f,popcnt")]
-pub(super) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
+pub(crate) fn extend_wide(free: &mut Free, head: Head, tests: &[u64], parts: &[u64]) -> usize {
     let [test, share] = head;
     let [test, share] = [test, share].map(|v| _mm512_set1_epi64(v as i64));
     compress_pairs(free, tests, parts, |t, p, live| {
