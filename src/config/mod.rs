@@ -311,6 +311,11 @@ impl Config {
             .clamp(1, self.max_searches.max(1))
     }
 
+    /// Small counts running at once, whoever's: clients take these turns in rotation.
+    pub fn small_search_turns(&self) -> usize {
+        std::env::var("QUEENS_TURNS").ok().and_then(|v| v.parse().ok()).unwrap_or(cores())
+    }
+
     /// Small searches one client may run at once: the setting, else half of
     /// `max_small_searches` (at least one, at most `max_small_searches`).
     pub fn small_searches_per_client(&self) -> usize {
