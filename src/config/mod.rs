@@ -311,9 +311,13 @@ impl Config {
             .clamp(1, self.max_searches.max(1))
     }
 
-    /// Small counts running at once, whoever's: clients take these turns in rotation.
+    /// Small counts running at once, whoever's: one per core, and one more kept for a client
+    /// running none (clients take these turns in rotation, `service::Turns`). Measured on 2
+    /// cores (docs/performance.md, "Small searches"): with 2 turns for a flooding client and
+    /// 1 kept, another client's p99 beside it fell from 14-24x its latency alone to 2.2-2.9x;
+    /// with 4 and 1 kept it was 4-5x, and without turns the flood ran no faster.
     pub fn small_search_turns(&self) -> usize {
-        std::env::var("QUEENS_TURNS").ok().and_then(|v| v.parse().ok()).unwrap_or(cores())
+        cores() + 1
     }
 
     /// Small searches one client may run at once: the setting, else half of

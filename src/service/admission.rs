@@ -208,7 +208,10 @@ impl Admission {
                 Error::SmallBusy { .. } => refused(Size::Small, "max_small_searches"),
                 _ => refused(Size::Small, "shutting_down"),
             })
-            .inspect(|_| metrics::histogram!("queens_search_turn_wait_seconds").record(start.elapsed().as_secs_f64()))
+            .inspect(|_| {
+                metrics::histogram!("queens_small_count_turn_wait_seconds")
+                    .record(start.elapsed().as_secs_f64());
+            })
     }
 
     /// A long search's slot for `client`, or the refusal at once.
