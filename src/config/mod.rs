@@ -314,8 +314,8 @@ impl Config {
     /// Small counts running at once, whoever's: one per core, and one more kept for a client
     /// running none (clients take these turns in rotation, `service::Turns`). Measured on 2
     /// cores (docs/performance.md, "Small searches"): with 2 turns for a flooding client and
-    /// 1 kept, another client's p99 beside it fell from 14-24x its latency alone to 2.2-2.9x;
-    /// with 4 and 1 kept it was 4-5x, and without turns the flood ran no faster.
+    /// 1 kept, another client's p99 beside it fell from 14-23x its latency alone to 2.2-2.9x;
+    /// with 3 and 1 kept it was 4-5x, with 8 and none kept 8-9x.
     pub fn small_search_turns(&self) -> usize {
         cores() + 1
     }
