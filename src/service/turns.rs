@@ -163,7 +163,10 @@ impl Turns {
     fn counts(&self) -> (usize, usize) {
         let line = lock(&self.0);
         let waiting = line.waiting.values().flatten();
-        (line.running, waiting.filter(|call| !call.is_closed()).count())
+        (
+            line.running,
+            waiting.filter(|call| !call.is_closed()).count(),
+        )
     }
 }
 
@@ -229,7 +232,11 @@ mod tests {
         let (t2, c3) = (turns.clone(), ip(3));
         let next = tokio::spawn(async move { drop(t2.take(&c3).await) });
         tokio::time::sleep(Duration::from_millis(5)).await;
-        assert_eq!(turns.counts(), (2, 1), "the call that stopped waiting is not counted");
+        assert_eq!(
+            turns.counts(),
+            (2, 1),
+            "the call that stopped waiting is not counted"
+        );
         drop(held);
         next.await.unwrap();
         assert_eq!(turns.counts(), (1, 0));
