@@ -311,6 +311,15 @@ impl Config {
             .clamp(1, self.max_searches.max(1))
     }
 
+    /// Small counts running at once, whoever's: one per core, and one more kept for a client
+    /// running none (clients take these turns in rotation, `service::Turns`). Measured on 2
+    /// cores (docs/performance.md, "Small searches"): with 2 turns for a flooding client and
+    /// 1 kept, another client's p99 beside it fell from 14-23x its latency alone to 2.2-2.9x;
+    /// with 3 and 1 kept it was 4-5x, with 8 and none kept 8-9x.
+    pub fn small_search_turns(&self) -> usize {
+        cores() + 1
+    }
+
     /// Small searches one client may run at once: the setting, else half of
     /// `max_small_searches` (at least one, at most `max_small_searches`).
     pub fn small_searches_per_client(&self) -> usize {

@@ -45,6 +45,10 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
             Matcher::Full("queens_search_wait_seconds".to_string()),
             &WAIT_BUCKETS,
         )?
+        .set_buckets_for_metric(
+            Matcher::Full("queens_small_count_turn_wait_seconds".to_string()),
+            &WAIT_BUCKETS,
+        )?
         .install()?;
     INSTALLED.store(true, std::sync::atomic::Ordering::Relaxed);
     metrics::describe_counter!("grpc_server_started_total", "RPCs started on the server.");
@@ -81,6 +85,11 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         "queens_search_wait_seconds",
         metrics::Unit::Seconds,
         "How long small searches that waited for a place waited."
+    );
+    metrics::describe_histogram!(
+        "queens_small_count_turn_wait_seconds",
+        metrics::Unit::Seconds,
+        "How long small counts waited for their turn on the CPU, taken by clients in rotation."
     );
     metrics::describe_counter!(
         "queens_searches_refused_total",

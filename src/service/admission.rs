@@ -13,6 +13,7 @@ use super::budget::{Budget, Need, Reservation, Reserved};
 use super::call::ClientId;
 use super::lane::{Lane, Place, Waited};
 use super::shares::{Share, Shares};
+use super::turns::Turn;
 use crate::config::{SMALL_COUNT_N, SMALL_ENUMERATE_N};
 use crate::solver::Problem;
 use crate::stream::Enumeration;
@@ -89,12 +90,19 @@ enum Held {
 pub struct SearchSlot {
     held: Held,
     memory: Reserved,
+    /// A small count's turn on the CPU, once it has one.
+    turn: Option<Turn>,
 }
 
 impl SearchSlot {
     /// The engines its memory was reserved for.
     pub fn engines(&self) -> usize {
         self.memory.engines
+    }
+
+    /// Holds `turn` (a small count's turn on the CPU) as long as the slot.
+    pub fn hold(&mut self, turn: Turn) {
+        self.turn = Some(turn);
     }
 
     /// The reservation of the join's tables this search uses, if any: the solver keeps it
@@ -182,7 +190,28 @@ impl Admission {
         })?;
         metrics::gauge!(running(&held)).increment(1.0);
         metrics::counter!("queens_searches_admitted_total", "size" => size.label()).increment(1);
-        Ok(SearchSlot { held, memory })
+        Ok(SearchSlot {
+            held,
+            memory,
+            turn: None,
+        })
+    }
+
+    /// A turn on the CPU for a small count of `client` (which holds its place), in rotation
+    /// with other clients, waited for at most the lane's wait and `deadline`.
+    pub async fn turn(&self, client: &ClientId, deadline: Option<Duration>) -> Result<Turn, Error> {
+        let start = std::time::Instant::now();
+        self.lane
+            .turn(client, deadline, &self.stopping)
+            .await
+            .inspect_err(|error| match error {
+                Error::SmallBusy { .. } => refused(Size::Small, "max_small_searches"),
+                _ => refused(Size::Small, "shutting_down"),
+            })
+            .inspect(|_| {
+                metrics::histogram!("queens_small_count_turn_wait_seconds")
+                    .record(start.elapsed().as_secs_f64());
+            })
     }
 
     /// A long search's slot for `client`, or the refusal at once.
@@ -243,7 +272,7 @@ mod tests {
         small: usize,
     ) -> (watch::Sender<bool>, Admission) {
         let (tx, stopping) = watch::channel(false);
-        let lane = Lane::new(small, small, Duration::from_millis(20));
+        let lane = Lane::new(small, small, Duration::from_millis(20), 1);
         (
             tx,
             Admission::new((limit, per_client), lane, u64::MAX, stopping),

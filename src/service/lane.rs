@@ -12,6 +12,7 @@
 
 use super::Error;
 use super::call::ClientId;
+use super::turns::{Turn, Turns};
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,6 +32,8 @@ pub struct Lane {
     per_client: usize,
     clients: Clients,
     wait: Duration,
+    /// The small counts' turns on the CPU.
+    turns: Turns,
 }
 
 /// A small search's place: its client's and the server's, given back when dropped.
@@ -72,14 +75,36 @@ pub enum Waited {
 
 impl Lane {
     /// `limit` places, at most `per_client` of them for one client, waited for at most
-    /// `wait`.
-    pub fn new(limit: usize, per_client: usize, wait: Duration) -> Lane {
+    /// `wait`; `turns` small counts running at once.
+    pub fn new(limit: usize, per_client: usize, wait: Duration, turns: usize) -> Lane {
         Lane {
             places: Arc::new(Semaphore::new(limit)),
             limit,
             per_client,
             clients: Arc::default(),
             wait,
+            turns: Turns::new(turns),
+        }
+    }
+
+    /// A turn on the CPU for a small count of `client` that holds its place, waited for in
+    /// rotation with other clients at most the lane's wait and `deadline`, not past shutdown.
+    /// Refused with `SmallBusy` when none came in time: turns end in milliseconds, so that
+    /// means the server is overloaded.
+    pub async fn turn(
+        &self,
+        client: &ClientId,
+        deadline: Option<Duration>,
+        stopping: &watch::Receiver<bool>,
+    ) -> Result<Turn, Error> {
+        let start = Instant::now();
+        let until = start + deadline.map_or(self.wait, |d| d.min(self.wait));
+        let mut stopping = stopping.clone();
+        tokio::select! {
+            turn = tokio::time::timeout_at(until.into(), self.turns.take(client)) => {
+                turn.map_err(|_| Error::SmallBusy { limit: self.limit, waited: start.elapsed() })
+            }
+            _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
         }
     }
 
@@ -186,7 +211,7 @@ mod tests {
     #[tokio::test]
     async fn a_client_waits_for_its_share_and_others_go_ahead() {
         let (_tx, stopping) = watch::channel(false);
-        let lane = Lane::new(3, 2, Duration::from_millis(50));
+        let lane = Lane::new(3, 2, Duration::from_millis(50), 1);
         let (a, b) = (ip(1), ip(2));
         let (a1, waited) = lane.enter(&a, None, &stopping).await.expect("a's first");
         assert_eq!(waited, Waited::No);
@@ -219,7 +244,7 @@ mod tests {
     #[tokio::test]
     async fn deadlines_and_shutdown_end_the_wait() {
         let (tx, stopping) = watch::channel(false);
-        let lane = Lane::new(1, 1, Duration::from_secs(60));
+        let lane = Lane::new(1, 1, Duration::from_secs(60), 1);
         let a = ip(1);
         let held = lane.enter(&a, None, &stopping).await.expect("a's place");
         let refused = lane

@@ -10,6 +10,7 @@
 //! - `admission.rs`: admission by cost: which searches are small ([`Size`]), the long
 //!   searches' slots (`--max-searches`), and the memory every search reserves.
 //! - `lane.rs`: the small searches' places (`--max-small-searches`), waited for briefly.
+//! - `turns.rs`: small counts' turns on the CPU, taken by clients in rotation.
 //! - `budget.rs`: the memory budget (`--max-memory`): reservations, the join's tables
 //!   reserved once per size.
 //! - `shares.rs`: each client's share of a bounded resource (search slots, and the server's
@@ -27,6 +28,7 @@ mod error;
 mod lane;
 mod query;
 mod shares;
+mod turns;
 
 pub use self::admission::{Admission, SearchSlot, Size};
 pub use self::budget::{Budget, Need, Reservation, Reserved};
@@ -36,6 +38,7 @@ pub use self::error::Error;
 pub use self::lane::{Lane, Place, Waited};
 pub use self::query::Query;
 pub use self::shares::{Share, Shares};
+pub use self::turns::{Turn, Turns};
 
 use self::count::DEADLINE_MARGIN;
 use crate::config::Config;
@@ -95,6 +98,7 @@ impl QueensService {
                     config.max_small_searches,
                     config.small_searches_per_client(),
                     config.small_search_wait,
+                    config.small_search_turns(),
                 ),
                 config.max_memory,
                 stopping.clone(),
@@ -137,10 +141,15 @@ impl QueensService {
             tables: memory.tables,
         };
         let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
-        let slot = self
+        let mut slot = self
             .admission
             .admit(client(request), size, need, left)
             .await?;
+        if size == Size::Small {
+            // Clients take turns on the CPU: a small count waits here for its turn.
+            let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
+            slot.hold(self.admission.turn(client(request), left).await?);
+        }
         // As many engines as the budget holds now, down to one.
         let threads = slot.engines();
         // The clocks start now, not when the count is first polled (a wait for a place
