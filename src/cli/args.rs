@@ -216,6 +216,24 @@ pub struct SumArgs {
     pub allow_mixed_builds: bool,
 }
 
+/// The flags of `memory`.
+#[derive(Args, Debug)]
+pub struct MemoryArgs {
+    /// Board sizes [default: 16 to 28, the sizes the join counts; every other count takes
+    /// the 8 MiB of its own lists].
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub n: Vec<u32>,
+    /// The split: the figures are a part's that holds the most keys (1: the whole count).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parts: u32,
+    /// The CPUs (engines) a count runs on, one set of figures each.
+    #[arg(long, value_name = "C,C,...", value_delimiter = ',', default_values_t = [1, 2], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub cpus: Vec<u32>,
+    /// Print one JSON object per size instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// The flags of `estimate`.
 #[derive(Args, Debug)]
 pub struct EstimateArgs {
