@@ -286,7 +286,7 @@ impl Estimate {
     /// Memory to ask for per task of the split into `parts`, in MiB: the larger of the
     /// sample's largest peak (plus what the solver's memory model adds for each CPU beyond
     /// those it ran on here) and the model's own figure for a task, plus a quarter, rounded
-    /// up to 256 MiB (`memory::ask_bytes`, as `queens memory` prints it).
+    /// up to 128 MiB (`memory::ask_bytes`, as `queens memory` prints it).
     fn memory_mib(&self, parts: u32, ask: PlanAsk) -> u64 {
         let model = |threads: u32| {
             count_need(self.n, parts, &[threads]).map_or(0, |need| need.by_cpus[0].reserved)
@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(plan.arrays, 6);
         assert_eq!(plan.busy_share, 1.0);
         assert!((plan.allocated_core_hours - 10.0).abs() < 1e-9);
-        assert!(plan.memory_mib >= 256 && plan.memory_mib.is_multiple_of(256));
+        assert!(plan.memory_mib >= 128 && plan.memory_mib.is_multiple_of(128));
         assert_eq!(plan.time_minutes, 15);
         // Half the CPUs busy: twice the parts, twice the allocation.
         let mut half = e.clone();

@@ -2,7 +2,7 @@
 //! (`solver::count_memory`, the bytes a server reserves of its budget before a count
 //! starts), the memory limit of a server whose budget holds that (the budget's reserve of
 //! `config::memory_reserve` added back) and the `--mem` a batch task asks for (the model
-//! plus a quarter, in steps of 256 MiB, as `queens estimate` sizes it). `queens memory`
+//! plus a quarter, in steps of 128 MiB, as `queens estimate` sizes it). `queens memory`
 //! prints them, so the deploy recipes quote a command rather than a copy of its figures.
 //! Not here: the model itself (the solver's `count/need.rs`), the budget's rule
 //! (`crate::config`), printing (`crate::cli`).
@@ -15,7 +15,7 @@ use serde::Serialize;
 const MIB: u64 = 1 << 20;
 
 /// The step a task's `--mem` is rounded up to.
-const ASK_STEP: u64 = 256 * MIB;
+const ASK_STEP: u64 = 128 * MIB;
 
 /// What one count needs on a number of CPUs (engines), in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -28,7 +28,7 @@ pub struct CpuNeed {
     /// its reserve, holds `reserved`.
     pub server_limit: u64,
     /// What a batch task of the count asks for (`--mem`, a Job's request): `reserved` plus a
-    /// quarter for the process, rounded up to 256 MiB.
+    /// quarter for the process, rounded up to 128 MiB.
     pub task: u64,
 }
 
@@ -83,7 +83,8 @@ pub fn count_need(n: u32, parts: u32, cpus: &[u32]) -> Result<CountNeed, QueryEr
 }
 
 /// Memory to ask for a task that may take `bytes`: a quarter more (the process, the
-/// allocator's slack), rounded up to a step of 256 MiB.
+/// allocator's slack), rounded up to a step of 128 MiB (a Kubernetes request of 128Mi
+/// holds a shard of n = 20 on one CPU).
 pub fn ask_bytes(bytes: u64) -> u64 {
     bytes.saturating_add(bytes / 4).div_ceil(ASK_STEP) * ASK_STEP
 }
@@ -122,11 +123,11 @@ mod tests {
     }
 
     #[test]
-    fn a_task_asks_a_quarter_more_in_steps_of_256_mib() {
+    fn a_task_asks_a_quarter_more_in_steps_of_128_mib() {
         assert_eq!(ask_bytes(0), 0);
-        assert_eq!(ask_bytes(MIB), 256 * MIB);
+        assert_eq!(ask_bytes(MIB), 128 * MIB);
         assert_eq!(ask_bytes(1024 * MIB), 1280 * MIB);
-        assert_eq!(ask_bytes(1025 * MIB), 1536 * MIB);
+        assert_eq!(ask_bytes(1025 * MIB), 1408 * MIB);
     }
 
     #[test]

@@ -43,9 +43,9 @@ fn table(needs: &[CountNeed], parts: u32) -> String {
         format!("a part of {parts} holding the most keys")
     };
     let mut out = format!(
-        "MiB for {split}: the join's tables, each engine's lists, the count's own lists; on C \
-         CPUs, what a server reserves, the least memory limit of a server that admits it, and \
-         a batch task's --mem\n"
+        "MiB; {split}\ntables: the join's, one set per n; engine: each engine's lists; own: the \
+         count's other lists\non C CPUs, reserved: by a server; limit: the least server memory \
+         limit that admits it; --mem: a batch task's\n"
     );
     out.push_str(" n  tables  engine    own");
     for cpus in needs.first().map(|n| &n.by_cpus[..]).unwrap_or_default() {
