@@ -124,9 +124,9 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_web: bool,
     /// Let pages of this origin (scheme://host or scheme://host:port, or * for any) call the
-    /// service with gRPC-Web: answers the browser's preflight and exposes grpc-status and
-    /// grpc-message (repeat for more origins) [default: none; the server's own page needs
-    /// none].
+    /// service with gRPC-Web: answers the browser's preflight and exposes grpc-status,
+    /// grpc-message and grpc-status-details-bin (repeat for more origins) [default: none;
+    /// the server's own page needs none].
     #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
     pub cors_origin: Vec<String>,
     /// Compress Enumerate's responses with the first of these encodings (zstd, gzip;
