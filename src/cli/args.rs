@@ -130,9 +130,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
     pub cors_origin: Vec<String>,
     /// Compress Enumerate's responses with the first of these encodings (zstd, gzip;
-    /// comma-separated, in order of preference) that the client accepts, and accept requests
-    /// compressed with them; none: never compress. Clients that accept none get the
-    /// uncompressed stream.
+    /// comma-separated, in order of preference) that the client accepts; none: never
+    /// compress. Clients that accept none get the uncompressed stream. Requests may come
+    /// compressed with zstd or gzip whatever this offers.
     #[arg(long, value_name = "zstd,gzip|none", default_value_t = config::COMPRESSION)]
     pub compression: Encodings,
 }
