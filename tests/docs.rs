@@ -634,7 +634,10 @@ fn the_memory_tables_of_the_docs_are_what_queens_memory_prints() {
             }
         }
     }
-    assert!(shown_blocks >= 2, "the docs quote `queens memory` with its output");
+    assert!(
+        shown_blocks >= 2,
+        "the docs quote `queens memory` with its output"
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
@@ -667,6 +670,9 @@ fn the_checks_catch_what_they_are_for() {
     );
     // A printed example: the command, then its output block.
     let shown = printed_examples("```sh\nqueens memory 20\n```\n\n```text\nA\nB\n```\n");
-    assert_eq!(shown, vec![(2, vec!["memory".into(), "20".into()], "A\nB".into())]);
+    assert_eq!(
+        shown,
+        vec![(2, vec!["memory".into(), "20".into()], "A\nB".into())]
+    );
     assert!(printed_examples("```sh\nqueens memory 20\n```\nprose\n").is_empty());
 }
