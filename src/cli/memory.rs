@@ -89,16 +89,16 @@ mod tests {
             .collect();
         let text = table(&needs, 1);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines.len(), 6, "{text}");
         assert!(
-            lines[1].contains("reserved, 1") && lines[1].contains("reserved, 2"),
+            lines[3].contains("reserved, 1") && lines[3].contains("reserved, 2"),
             "{text}"
         );
         // n = 12 counts off the join: 8 MiB of its own lists on any CPUs.
         assert!(
-            lines[2].starts_with("12       0       0      8  |"),
+            lines[4].starts_with("12       0       0      8  |"),
             "{text}"
         );
-        assert_eq!(lines[3].split('|').count(), 3, "{text}");
+        assert_eq!(lines[5].split('|').count(), 3, "{text}");
     }
 }
