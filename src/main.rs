@@ -2,10 +2,10 @@
 //! (`queens::cli`, where their flags, their output and their errors live).
 //! `serve` runs the server; `count` and `enumerate` are clients of a running server (or of
 //! several, or count in this process); `sum` adds up local shard counts; `estimate` prices a
-//! batch count from a sample of its parts.
+//! batch count from a sample of its parts; `memory` prints what a count needs of memory.
 
 use clap::{Parser, Subcommand};
-use queens::cli::{self, CountArgs, EnumerateArgs, EstimateArgs, ServeArgs, SumArgs};
+use queens::cli::{self, CountArgs, EnumerateArgs, EstimateArgs, MemoryArgs, ServeArgs, SumArgs};
 use std::process::ExitCode;
 
 /// N-Queens as a gRPC service, and a client for it.
@@ -35,6 +35,10 @@ enum Command {
     /// of its own as a batch task runs it, and estimate the whole's core-hours and solutions
     /// (95 % intervals), the memory per part, and the Slurm run to ask for.
     Estimate(EstimateArgs),
+    /// Print what a count needs of memory by board size and CPUs, from the solver's model:
+    /// what a server reserves for it, the memory limit of a server that admits it, and the
+    /// memory a batch task asks for (Slurm's --mem, a Kubernetes Job's request and limit).
+    Memory(MemoryArgs),
     /// Stream the solutions of an n×n board from a running server, in lexicographic order;
     /// or, with --out, fetch them shard by shard into files, resumably (from the server, or
     /// spread over --endpoints).
@@ -59,6 +63,7 @@ fn start() -> Result<(), cli::Error> {
     match command {
         Command::Sum(args) => cli::sum(args),
         Command::Estimate(args) => cli::estimate(&args),
+        Command::Memory(args) => cli::memory(&args),
         Command::Count(args) if args.local => cli::count_local(&args),
         Command::Count(args) => runtime(None)?.block_on(cli::count(args)),
         Command::Enumerate(args) => runtime(None)?.block_on(cli::enumerate(args)),

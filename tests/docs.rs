@@ -2,8 +2,8 @@
 //! deploy recipes and the examples name is a subcommand of the built binaries, with flags that
 //! subcommand has; every `--flag` named on its own in the Markdown is a flag of one of them
 //! (or of another tool the docs run, listed below with its tool); and every relative link
-//! and `#anchor` in the Markdown resolves. Std only; the binaries' own `--help` is the
-//! source of what exists. Not here: the grpcurl examples (`readme_grpcurl.rs` runs them)
+//! and `#anchor` in the Markdown resolves; every `queens memory` table the Markdown shows is
+//! what the binary prints. Std only; the binaries' own `--help` is the source of what exists. Not here: the grpcurl examples (`readme_grpcurl.rs` runs them)
 //! and the manifests' meaning (`deploy_manifests.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -578,6 +578,69 @@ fn relative_links_and_anchors_in_the_markdown_resolve() {
     );
 }
 
+/// The model figures the Markdown quotes: each fenced `sh` block of one line that runs
+/// `queens memory`, followed (blank lines allowed) by a `text` block, with the lines the
+/// binary prints for it. So the memory tables of the docs and the recipes are the code's
+/// model, not copies of it that drift.
+fn printed_examples(text: &str) -> Vec<(usize, Vec<String>, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for i in 0..lines.len().saturating_sub(2) {
+        let one = lines[i + 1].trim();
+        if lines[i].trim_end() != "```sh" || lines[i + 2].trim_end() != "```" {
+            continue;
+        }
+        let Some(args) = one.strip_prefix("queens memory") else {
+            continue;
+        };
+        let mut next = i + 3;
+        while lines.get(next).is_some_and(|l| l.trim().is_empty()) {
+            next += 1;
+        }
+        if lines.get(next).map(|l| l.trim_end()) != Some("```text") {
+            continue;
+        }
+        let end = (next + 1..lines.len())
+            .find(|&j| lines[j].trim_end() == "```")
+            .unwrap_or(lines.len());
+        let words = std::iter::once("memory".to_owned())
+            .chain(args.split_whitespace().map(str::to_owned))
+            .collect();
+        out.push((i + 2, words, lines[next + 1..end].join("\n")));
+    }
+    out
+}
+
+#[test]
+fn the_memory_tables_of_the_docs_are_what_queens_memory_prints() {
+    let mut shown_blocks = 0;
+    let mut wrong = Vec::new();
+    for path in markdown() {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (n, args, expected) in printed_examples(&text) {
+            shown_blocks += 1;
+            let out = Command::new(common::queens_bin())
+                .args(&args)
+                .output()
+                .expect("run queens memory");
+            let printed = String::from_utf8_lossy(&out.stdout);
+            let trim = |t: &str| t.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+            if !out.status.success() || trim(&printed).trim() != trim(&expected).trim() {
+                wrong.push(format!(
+                    "{}:{n}: queens {}\n--- the document shows ---\n{expected}\n--- it prints ---\n{printed}",
+                    shown(&path),
+                    args.join(" ")
+                ));
+            }
+        }
+    }
+    assert!(
+        shown_blocks >= 2,
+        "the docs quote `queens memory` with its output"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
 #[test]
 fn the_checks_catch_what_they_are_for() {
     // A made-up subcommand and flag are reported; real ones are not.
@@ -605,4 +668,11 @@ fn the_checks_catch_what_they_are_for() {
         links("see [x](docs/a.md#b) and `[y](not)`"),
         vec!["docs/a.md#b"]
     );
+    // A printed example: the command, then its output block.
+    let shown = printed_examples("```sh\nqueens memory 20\n```\n\n```text\nA\nB\n```\n");
+    assert_eq!(
+        shown,
+        vec![(2, vec!["memory".into(), "20".into()], "A\nB".into())]
+    );
+    assert!(printed_examples("```sh\nqueens memory 20\n```\nprose\n").is_empty());
 }

@@ -6,7 +6,8 @@
 #   deploy/slurm/submit.sh N K [DIR] [sbatch options for both jobs...]
 #   deploy/slurm/submit.sh 20 64 counts-20 --partition=long --time=2:00:00 --mem=128M
 #
-# --mem by N (and CPUs): README.md, "Memory per task".
+# --mem by N (and CPUs): what `queens memory N --parts K --cpus C` prints (README.md, "Memory
+# per task").
 #
 # Past QUEENS_ARRAY_SIZE shards (default 1000, under Slurm's default MaxArraySize of 1001)
 # the shards go in several arrays of at most that many tasks, each told K and its first

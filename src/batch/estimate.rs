@@ -10,7 +10,7 @@
 //! interval is the exact figure alone. The 95 % interval is the estimate ± Student's t
 //! quantile (0.975, S − 1 degrees of freedom) times that error.
 
-use crate::solver::{self, Problem, Shard};
+use super::memory::{ask_bytes, count_need};
 use serde::Serialize;
 
 /// Why an estimate cannot be made from the flags given.
@@ -286,21 +286,14 @@ impl Estimate {
     /// Memory to ask for per task of the split into `parts`, in MiB: the larger of the
     /// sample's largest peak (plus what the solver's memory model adds for each CPU beyond
     /// those it ran on here) and the model's own figure for a task, plus a quarter, rounded
-    /// up to 256 MiB.
+    /// up to 128 MiB (`memory::ask_bytes`, as `queens memory` prints it).
     fn memory_mib(&self, parts: u32, ask: PlanAsk) -> u64 {
         let model = |threads: u32| {
-            let shard = Shard {
-                index: 0,
-                count: parts,
-            };
-            Problem::new(self.n, &[], false, shard)
-                .map(|p| solver::count_memory(&p, threads as usize).total())
-                .unwrap_or(0)
+            count_need(self.n, parts, &[threads]).map_or(0, |need| need.by_cpus[0].reserved)
         };
         let (there, here) = (model(ask.cpus_per_task), model(ask.cpus_here));
         let measured = self.peak_bytes.saturating_add(there.saturating_sub(here));
-        let bytes = measured.max(there).saturating_add(measured.max(there) / 4);
-        bytes.div_ceil(256 << 20) * 256
+        ask_bytes(measured.max(there)) >> 20
     }
 }
 
@@ -430,7 +423,7 @@ mod tests {
         assert_eq!(plan.arrays, 6);
         assert_eq!(plan.busy_share, 1.0);
         assert!((plan.allocated_core_hours - 10.0).abs() < 1e-9);
-        assert!(plan.memory_mib >= 256 && plan.memory_mib.is_multiple_of(256));
+        assert!(plan.memory_mib >= 128 && plan.memory_mib.is_multiple_of(128));
         assert_eq!(plan.time_minutes, 15);
         // Half the CPUs busy: twice the parts, twice the allocation.
         let mut half = e.clone();

@@ -124,15 +124,15 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_web: bool,
     /// Let pages of this origin (scheme://host or scheme://host:port, or * for any) call the
-    /// service with gRPC-Web: answers the browser's preflight and exposes grpc-status and
-    /// grpc-message (repeat for more origins) [default: none; the server's own page needs
-    /// none].
+    /// service with gRPC-Web: answers the browser's preflight and exposes grpc-status,
+    /// grpc-message and grpc-status-details-bin (repeat for more origins) [default: none;
+    /// the server's own page needs none].
     #[arg(long, value_name = "ORIGIN", value_parser = crate::web::cors_origin, conflicts_with = "no_web")]
     pub cors_origin: Vec<String>,
     /// Compress Enumerate's responses with the first of these encodings (zstd, gzip;
-    /// comma-separated, in order of preference) that the client accepts, and accept requests
-    /// compressed with them; none: never compress. Clients that accept none get the
-    /// uncompressed stream.
+    /// comma-separated, in order of preference) that the client accepts; none: never
+    /// compress. Clients that accept none get the uncompressed stream. Requests may come
+    /// compressed with zstd or gzip whatever this offers.
     #[arg(long, value_name = "zstd,gzip|none", default_value_t = config::COMPRESSION)]
     pub compression: Encodings,
 }
@@ -214,6 +214,24 @@ pub struct SumArgs {
     /// count as the build `unknown`) instead of refusing them; the builds are listed.
     #[arg(long)]
     pub allow_mixed_builds: bool,
+}
+
+/// The flags of `memory`.
+#[derive(Args, Debug)]
+pub struct MemoryArgs {
+    /// Board sizes [default: 16 to 28, the sizes the join counts; every other count takes
+    /// the 8 MiB of its own lists].
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub n: Vec<u32>,
+    /// The split: the figures are a part's that holds the most keys (1: the whole count).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parts: u32,
+    /// The CPUs (engines) a count runs on, one set of figures each.
+    #[arg(long, value_name = "C,C,...", value_delimiter = ',', default_values_t = [1, 2], value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub cpus: Vec<u32>,
+    /// Print one JSON object per size instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The flags of `estimate`.

@@ -1,6 +1,6 @@
 //! CORS for gRPC-Web calls from pages of other origins (`--cors-origin`): tower-http's
 //! [`CorsLayer`] with our rules (the origins named, POST, the headers a gRPC-Web client sends,
-//! `grpc-status` and `grpc-message` exposed), the flag's parser, and two small corrections to
+//! `grpc-status`, `grpc-message` and `grpc-status-details-bin` exposed), the flag's parser, and two small corrections to
 //! what the layer answers. Off unless origins are named: the server's own page is
 //! same-origin and needs none of it.
 //!

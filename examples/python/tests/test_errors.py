@@ -10,7 +10,7 @@ def square(pb, row, column):
     return pb.Square(row=row, column=column)
 
 
-# (name, request fields, the start of the message); one request per row of README's table.
+# (name, request fields, the start of the message); one request per row of docs/contract.md's table.
 CASES = [
     ("n zero", lambda pb: {"n": 0}, "n: "),
     ("n above the maximum", lambda pb: {"n": 33}, "n: "),

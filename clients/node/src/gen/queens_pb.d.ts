@@ -73,7 +73,8 @@ export declare const ShardSchema: GenMessage<Shard>;
  */
 export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   /**
-   * Board size: n queens on an n×n board, 1 .. the server's maximum (32 by default).
+   * Board size: n queens on an n×n board, 1 .. the server's maximum (32 by default,
+   * less with --max-n). Refused (INVALID_ARGUMENT, "n: ..."): 0, and above the maximum.
    *
    * @generated from field: uint32 n = 1;
    */
@@ -82,20 +83,27 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   /**
    * One board per symmetry class (rotations and reflections of the board):
    * the class member whose column vector is lexicographically least.
+   * Refused with fixed queens (INVALID_ARGUMENT, "fundamental: ..."): fixed
+   * queens break the symmetry the classes are made of.
    *
    * @generated from field: bool fundamental = 2;
    */
   fundamental: boolean;
 
   /**
-   * Queens every returned solution must contain.
+   * Queens every returned solution must contain. Queens that attack each other
+   * are a valid question with no solutions. Refused (INVALID_ARGUMENT,
+   * "fixed[i]: ..."): a square off the board (row or column not below n), and
+   * a square listed twice.
    *
    * @generated from field: repeated queens.v1.Square fixed = 3;
    */
   fixed: Square[];
 
   /**
-   * Only this part of the search (absent: the whole search).
+   * Only this part of the search (absent: the whole search). Refused
+   * (INVALID_ARGUMENT, "shard.index: ..."): index not below count when count is
+   * above 1, and index other than 0 when count is 0 or 1.
    *
    * @generated from field: queens.v1.Shard shard = 4;
    */
@@ -104,6 +112,8 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   /**
    * Resume: only boards whose column vector is lexicographically greater
    * than this one (n entries, each below n; it need not be a solution).
+   * Refused (INVALID_ARGUMENT): a vector neither empty nor n long
+   * ("start_after: ..."), and an entry not below n ("start_after[i]: ...").
    *
    * @generated from field: repeated uint32 start_after = 5;
    */
@@ -117,7 +127,8 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   limit: bigint;
 
   /**
-   * At most this many boards per response; 0 lets the server choose.
+   * At most this many boards per response; 0 lets the server choose (about
+   * 64 KiB of boards). Whatever it asks, no response exceeds 4 MiB serialized.
    *
    * @generated from field: uint32 batch_size = 7;
    */
@@ -133,7 +144,8 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   /**
    * Boards come as raw bytes in EnumerateResponse.packed instead of Board
    * messages: the form for large results, decoded without a message per
-   * board. `compact` is then irrelevant.
+   * board. `compact` is then irrelevant. The same boards, messages and 4 MiB
+   * cap as without it.
    *
    * @generated from field: bool packed = 9;
    */
@@ -182,8 +194,8 @@ export declare const BoardSchema: GenMessage<Board>;
  */
 export declare type EnumerateResponse = Message<"queens.v1.EnumerateResponse"> & {
   /**
-   * The boards of this batch (never more than 4 MiB of them serialized).
-   * Empty when the request was packed.
+   * The boards of this batch (never more than 4 MiB of them serialized, the
+   * default receive limit of gRPC clients). Empty when the request was packed.
    *
    * @generated from field: repeated queens.v1.Board boards = 1;
    */
@@ -193,6 +205,7 @@ export declare type EnumerateResponse = Message<"queens.v1.EnumerateResponse"> &
    * With a packed request: the boards of this batch as consecutive n-byte
    * records, byte r of a record being the column of row r's queen, in the
    * same order as `boards` would hold them (grpcurl shows them base64-encoded).
+   * Held to the same 4 MiB cap as `boards`: at most 131,071 records of n = 32.
    *
    * @generated from field: bytes packed = 2;
    */
@@ -212,21 +225,25 @@ export declare const EnumerateResponseSchema: GenMessage<EnumerateResponse>;
  */
 export declare type CountRequest = Message<"queens.v1.CountRequest"> & {
   /**
-   * Board size: n queens on an n×n board, 1 .. the server's maximum (32 by default).
+   * Board size: n queens on an n×n board, 1 .. the server's maximum (32 by default,
+   * less with --max-n). Refused (INVALID_ARGUMENT, "n: ..."): 0, and above the maximum.
    *
    * @generated from field: uint32 n = 1;
    */
   n: number;
 
   /**
-   * Queens every counted solution must contain.
+   * Queens every counted solution must contain (then the answer has no
+   * fundamental). Refused as EnumerateRequest.fixed is: a square off the
+   * board, a square listed twice.
    *
    * @generated from field: repeated queens.v1.Square fixed = 2;
    */
   fixed: Square[];
 
   /**
-   * Only this part of the search (absent: the whole search).
+   * Only this part of the search (absent: the whole search). Refused as
+   * EnumerateRequest.shard is.
    *
    * @generated from field: queens.v1.Shard shard = 3;
    */
@@ -353,12 +370,54 @@ export declare const CountUpdateSchema: GenMessage<CountUpdate>;
  * N-Queens as a service: n queens on an n×n board, no two sharing a row,
  * a column or any diagonal.
  *
+ * Every call may end with these statuses.
+ *
+ * INVALID_ARGUMENT: the request is not a valid question; the message starts
+ * with the field at fault ("n: ...", "fixed[2]: ...") and the details hold a
+ * google.rpc.BadRequest naming it. Do not retry: fix the request.
+ *
+ * UNAUTHENTICATED: the server wants a bearer token (authorization: Bearer
+ * TOKEN) and the call carried none, or one it does not know.
+ *
+ * RESOURCE_EXHAUSTED: the server or this client has its bound of calls in
+ * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT), or the question's
+ * search found no room (see each method). The details hold a
+ * google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
+ * and, where waiting can help, a google.rpc.RetryInfo: retry after its
+ * delay. Also for a compressed request that inflates past 64 KiB.
+ *
+ * OUT_OF_RANGE: the request is over 64 KiB.
+ *
+ * DEADLINE_EXCEEDED: the call's deadline (grpc-timeout) passed, or its search
+ * ran past the server's --max-search-seconds; the message says which.
+ *
+ * UNAVAILABLE: the server is shutting down; a stream it ended resumes on
+ * another server with start_after = the last board received.
+ *
+ * CANCELLED: the client cancelled the call (only the server's logs see it).
+ *
+ * INTERNAL: a search thread failed (a server bug), or a request's
+ * compressed bytes do not decompress; UNIMPLEMENTED: a request compressed
+ * with an encoding the server does not read.
+ *
  * @generated from service queens.v1.Queens
  */
 export declare const Queens: GenService<{
   /**
    * Streams the solutions of one board, in lexicographic order of their
    * column vectors, as the search finds them.
+   *
+   * Statuses beyond the service's: RESOURCE_EXHAUSTED when a board above
+   * n = 12 finds every search slot taken (reason MAX_SEARCHES, RetryInfo 1 s)
+   * or its client holding its share of them (MAX_SEARCHES_PER_CLIENT), at once;
+   * when a board up to n = 12 waited --small-search-wait (1 s) for a place
+   * among the small searches and found none (MAX_SMALL_SEARCHES,
+   * MAX_SMALL_SEARCHES_PER_CLIENT, RetryInfo 1 s); when its buffers do not fit
+   * the memory budget now (MAX_MEMORY, RetryInfo 5 s) or ever
+   * (SEARCH_OVER_MAX_MEMORY, no RetryInfo). DEADLINE_EXCEEDED also when the
+   * reader takes no message for --stall-timeout (60 s): resume with
+   * start_after. A stream that ends with an error has sent only boards that
+   * belong to the answer, in order.
    *
    * @generated from rpc queens.v1.Queens.Enumerate
    */
@@ -370,6 +429,13 @@ export declare const Queens: GenService<{
   /**
    * Counts the solutions of one board without sending them.
    *
+   * Statuses beyond the service's: RESOURCE_EXHAUSTED as for Enumerate (slots
+   * above n = 12, places up to n = 12, memory: a count of n = 16 to 28 reserves
+   * the tables and lists of its join), and with reason OUT_OF_MEMORY (no
+   * RetryInfo) when an allocation fails anyway; OUT_OF_RANGE when the count
+   * does not fit in 64 bits. DEADLINE_EXCEEDED comes a little before a unary deadline, so
+   * that the client reads it rather than its own CANCELLED "Timeout expired".
+   *
    * @generated from rpc queens.v1.Queens.Count
    */
   count: {
@@ -380,6 +446,9 @@ export declare const Queens: GenService<{
   /**
    * Counts like Count, streaming progress a few times per second for long counts; the last
    * message has done = true and the exact result.
+   *
+   * Statuses: Count's, and DEADLINE_EXCEEDED when the reader takes no message
+   * for --stall-timeout (60 s).
    *
    * @generated from rpc queens.v1.Queens.CountProgress
    */

@@ -70,6 +70,36 @@ export const CountUpdateSchema = /*@__PURE__*/
  * N-Queens as a service: n queens on an n×n board, no two sharing a row,
  * a column or any diagonal.
  *
+ * Every call may end with these statuses.
+ *
+ * INVALID_ARGUMENT: the request is not a valid question; the message starts
+ * with the field at fault ("n: ...", "fixed[2]: ...") and the details hold a
+ * google.rpc.BadRequest naming it. Do not retry: fix the request.
+ *
+ * UNAUTHENTICATED: the server wants a bearer token (authorization: Bearer
+ * TOKEN) and the call carried none, or one it does not know.
+ *
+ * RESOURCE_EXHAUSTED: the server or this client has its bound of calls in
+ * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT), or the question's
+ * search found no room (see each method). The details hold a
+ * google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
+ * and, where waiting can help, a google.rpc.RetryInfo: retry after its
+ * delay. Also for a compressed request that inflates past 64 KiB.
+ *
+ * OUT_OF_RANGE: the request is over 64 KiB.
+ *
+ * DEADLINE_EXCEEDED: the call's deadline (grpc-timeout) passed, or its search
+ * ran past the server's --max-search-seconds; the message says which.
+ *
+ * UNAVAILABLE: the server is shutting down; a stream it ended resumes on
+ * another server with start_after = the last board received.
+ *
+ * CANCELLED: the client cancelled the call (only the server's logs see it).
+ *
+ * INTERNAL: a search thread failed (a server bug), or a request's
+ * compressed bytes do not decompress; UNIMPLEMENTED: a request compressed
+ * with an encoding the server does not read.
+ *
  * @generated from service queens.v1.Queens
  */
 export const Queens = /*@__PURE__*/
