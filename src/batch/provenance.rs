@@ -69,7 +69,7 @@ pub struct Provenance {
     /// The seed that chose them, with `--recount`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recount_seed: Option<u64>,
-    /// Seconds the recounts took on their threads (the second counts alone), with
+    /// CPU seconds the recounts took on their threads (the second counts alone), with
     /// `--recount`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recount_seconds: Option<f64>,

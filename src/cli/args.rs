@@ -186,7 +186,7 @@ pub struct CountArgs {
     pub json: bool,
     /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 28) a second
     /// time (as --recount-method says) and fail if a count differs (the JSON line says how
-    /// many were recounted, how, and the seconds it took). The same parts on every run with
+    /// many were recounted, how, and the CPU seconds it took). The same parts on every run with
     /// the same --recount-seed.
     #[arg(long, requires = "local", value_name = "FRACTION", value_parser = fraction)]
     pub recount: Option<f64>,

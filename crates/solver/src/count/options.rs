@@ -107,7 +107,7 @@ pub struct Progress {
     /// Keys counted a second time (in another tier, or by a search) and found equal
     /// ([`CountOptions::recount`]).
     pub recounted: AtomicU64,
-    /// Nanoseconds of thread time the recounts took (the second counts alone).
+    /// Nanoseconds of their threads' CPU time the recounts took (the second counts alone).
     pub recount_nanos: AtomicU64,
 }
 
@@ -118,9 +118,10 @@ impl Progress {
         self.solutions.fetch_add(solutions, Ordering::Relaxed);
     }
 
-    /// Adds the time since `started` to the recounts' time.
-    pub(super) fn spent(&self, started: std::time::Instant) {
-        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    /// Adds the calling thread's CPU time since `started` ([`thread_nanos`]) to the
+    /// recounts' time.
+    pub(super) fn spent(&self, started: u64) {
+        let nanos = thread_nanos().saturating_sub(started);
         self.recount_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
@@ -141,6 +142,23 @@ impl Progress {
         self.done.fetch_add(1, Ordering::Relaxed);
         part
     }
+}
+
+/// The calling thread's CPU time (user and system) in nanoseconds, 0 where the clock does
+/// not answer: what a recount costs, whatever else the machine runs meanwhile.
+pub(super) fn thread_nanos() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one `timespec` into the one it is given, which lives here.
+    let done = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) };
+    if done != 0 {
+        return 0;
+    }
+    (time.tv_sec.max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(time.tv_nsec.max(0) as u64)
 }
 
 /// How a count finds its symmetry classes.

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Rows above this one poll the cancel flag at each node: a node there stands for at most
 /// seconds of search at n = 28, and the check below it costs nothing measurable.
-const POLL_ROWS: u32 = 6;
+const POLL_ROWS: usize = 6;
 
 /// A key's rows for the search: the columns each row's queen may take, and the squares of
 /// each row whose balance is +1 and -1.
@@ -91,18 +91,59 @@ impl Rows {
     }
 
     /// The weighted solutions that start with `opening` (2 for a positive balance, 1 for
-    /// zero, 0 for a negative one); `None` if `cancel` was raised meanwhile.
+    /// zero, 0 for a negative one); `None` if `cancel` was raised meanwhile. A depth-first
+    /// walk from row 2 down, each row's state on a stack of its own (no recursion).
     pub(super) fn weighted_from(&self, opening: [u32; 2], cancel: &AtomicBool) -> Option<u64> {
         let [a, b] = opening;
-        let full = (1u32 << self.n) - 1;
-        let state = Node {
+        let (n, full) = (self.n as usize, (1u32 << self.n) - 1);
+        let mut stack = [Node::default(); MAX as usize + 1];
+        stack[2] = Node {
             columns: a | b,
             left: ((a << 1 | b) << 1) & full,
             right: (a >> 1 | b) >> 1,
             balance: self.balance(0, a) + self.balance(1, b),
+            free: 0,
         };
-        let mut total = 0;
-        self.from(2, state, cancel, &mut total);
+        let top = &mut stack[2];
+        top.free = self.allowed[2] & !(top.columns | top.left | top.right);
+        let (mut row, mut total) = (2, 0u64);
+        loop {
+            let node = stack[row];
+            if node.free == 0 {
+                if row == 2 {
+                    break;
+                }
+                row -= 1;
+                continue;
+            }
+            let bit = node.free & node.free.wrapping_neg();
+            stack[row].free ^= bit;
+            let balance = node.balance + self.balance(row as u32, bit);
+            if row == n - 1 {
+                total += match balance {
+                    1.. => 2,
+                    0 => 1,
+                    _ => 0,
+                };
+                continue;
+            }
+            let (columns, left, right) = (
+                node.columns | bit,
+                ((node.left | bit) << 1) & full,
+                (node.right | bit) >> 1,
+            );
+            row += 1;
+            stack[row] = Node {
+                columns,
+                left,
+                right,
+                balance,
+                free: self.allowed[row] & !(columns | left | right),
+            };
+            if row < POLL_ROWS && cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+        }
         (!cancel.load(Ordering::Relaxed)).then_some(total)
     }
 
@@ -112,44 +153,18 @@ impl Rows {
         i32::from(self.plus[row as usize] & bit != 0)
             - i32::from(self.minus[row as usize] & bit != 0)
     }
-
-    /// Adds to `total` the weighted solutions below `node`, on rows `row` on.
-    fn from(&self, row: u32, node: Node, cancel: &AtomicBool, total: &mut u64) {
-        if row == self.n {
-            *total += match node.balance {
-                1.. => 2,
-                0 => 1,
-                _ => 0,
-            };
-            return;
-        }
-        if row < POLL_ROWS && cancel.load(Ordering::Relaxed) {
-            return;
-        }
-        let full = (1u32 << self.n) - 1;
-        let mut free = self.allowed[row as usize] & !(node.columns | node.left | node.right);
-        while free != 0 {
-            let bit = free & free.wrapping_neg();
-            free ^= bit;
-            let next = Node {
-                columns: node.columns | bit,
-                left: ((node.left | bit) << 1) & full,
-                right: (node.right | bit) >> 1,
-                balance: node.balance + self.balance(row, bit),
-            };
-            self.from(row + 1, next, cancel, total);
-        }
-    }
 }
 
-/// A node of the search: the columns taken, the diagonals attacked on the next row (going
-/// left to right downwards, and right to left), and the balance so far.
-#[derive(Clone, Copy)]
+/// A row of the search: the columns taken above it, the diagonals attacked on it (going
+/// left to right downwards, and right to left), the balance so far, and its queen's columns
+/// still to try.
+#[derive(Clone, Copy, Default)]
 struct Node {
     columns: u32,
     left: u32,
     right: u32,
     balance: i32,
+    free: u32,
 }
 
 /// The single bits of `mask`, lowest first.

@@ -92,7 +92,7 @@ use self::sieve::Piece;
 use self::tables::build_steps;
 use self::work::{Task, Works};
 use super::board::Tally;
-use super::options::{CountOptions, Hold, Progress, Recount, RecountMethod};
+use super::options::{CountOptions, Hold, Progress, Recount, RecountMethod, thread_nanos};
 use super::subproblem::{Partial, Subproblem};
 use crate::counts::CountError;
 use crate::geometry::Square;
@@ -101,7 +101,6 @@ use crate::problem::Shard;
 use crate::simd::{Tier, TierKind, tier};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
 
 /// Count takes this path for whole plain boards from this size on, where it counts faster
 /// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
@@ -411,7 +410,7 @@ fn key_pairs(
         let Some((other, progress)) = check else {
             return Ok(pairs);
         };
-        let started = Instant::now();
+        let started = thread_nanos();
         let again = count(other, &mut |_| ())?;
         progress.spent(started);
         #[cfg(test)]
@@ -510,7 +509,7 @@ impl Subproblem for Part {
                 })
             }
             Kind::Search(check, opening, progress) => {
-                let started = Instant::now();
+                let started = thread_nanos();
                 let searched = check
                     .rows
                     .weighted_from(*opening, cancel)
