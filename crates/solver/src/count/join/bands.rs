@@ -36,8 +36,6 @@ pub(super) struct KeyBands {
     tail_parts: Vec<u64>,
     /// The head and the tail within its group's the next halves come from.
     at: (usize, usize),
-    /// The head the halves being listed end before (all of them, or a range's end).
-    end: usize,
     /// Whether every half has been listed.
     done: bool,
 }
@@ -66,43 +64,10 @@ struct Placing {
 }
 
 impl KeyBands {
-    /// Lists its halves again from the first, all of them.
+    /// Lists its halves again from the first.
     pub(super) fn restart(&mut self) {
         self.at = (0, 0);
-        self.end = self.heads.len() / 3;
         self.done = false;
-    }
-
-    /// Lists the halves of the heads `from..to` (of [`KeyBands::units`]) from the first.
-    pub(super) fn range(&mut self, (from, to): (usize, usize)) {
-        self.at = (from, 0);
-        self.end = to.min(self.heads.len() / 3);
-        self.done = from >= self.end;
-    }
-
-    /// The heads cut into at most `count` ranges of consecutive heads, each with about as
-    /// many tails in the heads' groups (the halves they may make) as the others; the same
-    /// for the same key wherever its bands are made.
-    pub(super) fn units(&self, count: usize) -> Vec<(usize, usize)> {
-        let heads = self.heads.len() / 3;
-        let tails = |h: usize| {
-            let group = self.heads[3 * h + 2] as usize;
-            u64::from(self.tail_starts[group + 1] - self.tail_starts[group])
-        };
-        let all: u64 = (0..heads).map(tails).sum();
-        if all == 0 || count <= 1 {
-            return vec![(0, heads)];
-        }
-        let (mut units, mut from, mut sum) = (Vec::new(), 0, 0u64);
-        for h in 0..heads {
-            sum += tails(h);
-            // Ends a range where the sum passes the next multiple of the share.
-            if sum * count as u64 >= all * (units.len() as u64 + 1) || h + 1 == heads {
-                units.push((from, h + 1));
-                from = h + 1;
-            }
-        }
-        units
     }
 
     /// Bytes its bands hold room for now.
@@ -212,7 +177,6 @@ impl KeyBands {
             self.tail_tests[at] = p.back;
             self.tail_parts[at] = part(&p, 0, layout.bias);
         });
-        self.restart();
         Ok(())
     }
 
@@ -232,7 +196,7 @@ impl KeyBands {
             return Err(CountError::Cancelled);
         }
         let limit = chunk;
-        let heads = self.end;
+        let heads = self.heads.len() / 3;
         let (mut h, mut t) = self.at;
         'heads: while h < heads {
             let head = [self.heads[3 * h], self.heads[3 * h + 1]];

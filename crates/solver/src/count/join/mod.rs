@@ -51,6 +51,7 @@
 //! - `word.rs`: the layout of a half's word, the tail's word, the mirror and the sort.
 //! - `memory.rs`: the tables' huge-page arrays and the engines' allowance.
 //! - `fixed.rs` (aside): the search for the solutions a half or quarter turn fixes.
+//! - `check.rs` (aside): the second opinion, a key's solutions by a plain search.
 //!
 //! Every SIMD kernel runs in the tier a [`Tier`] token names, which only detection makes
 //! (`simd.rs`). Not here: Count's engines, progress and cancellation (`count/engine.rs`;
@@ -90,7 +91,6 @@ use self::keys::{Key, key_count, shard_keys_into};
 use self::shared::{Shared, with_tables};
 use self::sieve::Piece;
 use self::tables::build_steps;
-use self::wide::Share;
 use self::work::{Task, Works};
 use super::board::Tally;
 use super::options::{CountOptions, Hold, Progress, Recount, RecountMethod, thread_nanos};
@@ -197,19 +197,11 @@ pub(super) fn parts(
     shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
-    // On the wide path a key is shared by the engines instead of cut ([`Share`]).
-    let wide = n > TABLES_MAX;
-    let pieces = if wide {
-        &[Piece::Whole]
-    } else {
-        pieces(keys.len(), options.threads)
-    };
-    let helpers = if wide { options.threads - 1 } else { 0 };
+    let pieces = pieces(keys.len(), options.threads);
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned =
-        build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len() + helpers) as u64;
+    let planned = build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len()) as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let turns: Vec<Part> = turns
         .into_iter()
@@ -245,19 +237,11 @@ pub(super) fn parts(
     let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts
-            .try_reserve_exact(keys.len() * pieces.len() + openings + helpers)
+            .try_reserve_exact(keys.len() * pieces.len() + openings)
             .is_err()
         {
             return Err(out_of_memory);
         }
-        // The wide keys not recounted, shared: each engine that runs out of parts helps
-        // with the one that has the most ranges left.
-        let shares: Vec<(Key, Arc<Share>)> = keys
-            .iter()
-            .filter(|key| wide && !recount.is_some_and(|r| chosen(key, r)))
-            .map(|&key| (key, Arc::default()))
-            .collect();
-        let mut sharing = shares.iter().peekable();
         // Piece by piece over the keys, the larger side of each cut first: the smaller
         // ones then fill the engines' last gaps.
         let mut checks = searched.iter().peekable();
@@ -272,19 +256,10 @@ pub(super) fn parts(
                     }
                     _ => None,
                 };
-                let share = sharing
-                    .next_if(|(shared, _)| *shared == key)
-                    .map(|(_, share)| share.clone());
                 let (tables, works) = (tables.clone(), works.clone());
-                let counting = Kind::Key(tables, key, piece, tier, works, check, share);
-                parts.push(Part(counting));
+                parts.push(Part(Kind::Key(tables, key, piece, tier, works, check)));
             }
             checks = searched.iter().peekable();
-        }
-        let shares = Arc::new(shares);
-        for _ in 0..helpers.min(shares.len()) {
-            let helping = Kind::Help(tables.clone(), tier, works.clone(), shares.clone());
-            parts.push(Part(helping));
         }
         for (check, _) in &searched {
             for opening in check.rows.openings() {
@@ -365,21 +340,7 @@ enum Kind {
     /// One key's solutions, or a piece's of them: its weighted pairs times the key's
     /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
     /// ones; when the key is recounted, how ([`Again`]).
-    /// On the wide path, the key's [`Share`], when engines may share it.
-    Key(
-        Arc<Shared>,
-        Key,
-        Piece,
-        Tier,
-        Arc<Works>,
-        Option<Again>,
-        Option<Arc<Share>>,
-    ),
-    /// After the keys, an engine that has run out of parts helping with the shared keys of
-    /// the count: the one with the most ranges left, until none has any (on the wide path,
-    /// one per engine but one); the pairs of the ranges it takes, times their keys'
-    /// weights, in this CPU's tier, its lists taken from the count's engines' ones.
-    Help(Arc<Shared>, Tier, Arc<Works>, Arc<Vec<(Key, Arc<Share>)>>),
+    Key(Arc<Shared>, Key, Piece, Tier, Arc<Works>, Option<Again>),
     /// One opening of a checked key's search (the queens of its first two rows, as
     /// columns' bits): none of the count's solutions (the key's join parts count them),
     /// only its share of the check, and the progress that counts the checks and their time.
@@ -439,20 +400,19 @@ fn key_pairs(
     check: Option<(Tier, &Progress)>,
     works: &Works,
     tally: Tally<'_>,
-    share: Option<&Share>,
 ) -> Result<u64, CountError> {
     let (key, tier) = (task.key, task.tier);
     let mut work = works.take();
-    let mut count = |tier, tally: &mut dyn FnMut(u64), share| {
+    let mut count = |tier, tally: &mut dyn FnMut(u64)| {
         let task = Task { tier, ..task };
-        tables.join.pairs_tallied(task, &mut work, tally, share)
+        tables.join.pairs_tallied(task, &mut work, tally)
     };
-    let counted = count(tier, tally, share).and_then(|pairs| {
+    let counted = count(tier, tally).and_then(|pairs| {
         let Some((other, progress)) = check else {
             return Ok(pairs);
         };
         let started = thread_nanos();
-        let again = count(other, &mut |_| (), None)?;
+        let again = count(other, &mut |_| ())?;
         progress.spent(started);
         #[cfg(test)]
         let again = again + RECOUNT_FAULT.load(Ordering::Relaxed);
@@ -471,38 +431,6 @@ fn key_pairs(
     counted
 }
 
-/// The solutions of the ranges an engine out of parts takes from `shares` (see
-/// [`Kind::Help`]), its lists in `work`.
-fn help(
-    tables: &Shared,
-    tier: Tier,
-    work: &mut work::Work,
-    shares: &[(Key, Arc<Share>)],
-    cancel: &AtomicBool,
-) -> Result<u64, CountError> {
-    let mut solutions = 0u64;
-    while let Some((key, share)) = shares
-        .iter()
-        .filter(|(_, share)| share.left() > 0)
-        .max_by_key(|(_, share)| share.left())
-    {
-        let task = Task {
-            key,
-            piece: Piece::Whole,
-            tier,
-            cancel,
-        };
-        let pairs = tables
-            .join
-            .pairs_tallied(task, work, &mut |_| (), Some(share))?;
-        let weighted = pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?;
-        solutions = solutions
-            .checked_add(weighted)
-            .ok_or(CountError::Overflow)?;
-    }
-    Ok(solutions)
-}
-
 impl Subproblem for Part {
     fn queens(&self) -> &[Square] {
         &[]
@@ -519,7 +447,7 @@ impl Subproblem for Part {
         match &self.0 {
             Kind::Turns(..) => 0,
             Kind::Key(_, key, ..) => key.weight,
-            Kind::Search(..) | Kind::Help(..) => 0,
+            Kind::Search(..) => 0,
         }
     }
 
@@ -531,7 +459,7 @@ impl Subproblem for Part {
     fn steps(&self, n: u32) -> u64 {
         match self.0 {
             Kind::Turns(..) => 1 + ticks(n),
-            Kind::Key(..) | Kind::Search(..) | Kind::Help(..) => 1,
+            Kind::Key(..) | Kind::Search(..) => 1,
         }
     }
 
@@ -552,7 +480,7 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, piece, tier, works, again, share) => {
+            Kind::Key(tables, key, piece, tier, works, again) => {
                 let other = match again {
                     Some(Again::Tier(other, progress)) => Some((*other, &**progress)),
                     _ => None,
@@ -564,7 +492,7 @@ impl Subproblem for Part {
                     tier,
                     cancel,
                 };
-                let pairs = key_pairs(tables, task, other, works, tally, share.as_deref())?;
+                let pairs = key_pairs(tables, task, other, works, tally)?;
                 match again {
                     Some(Again::Tier(_, progress)) if piece != Piece::Without => {
                         progress.recounted.fetch_add(1, Ordering::Relaxed);
@@ -578,15 +506,6 @@ impl Subproblem for Part {
                 }
                 Ok(Partial {
                     solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
-                    classes: 0,
-                })
-            }
-            Kind::Help(tables, tier, works, shares) => {
-                let mut work = works.take();
-                let helped = help(tables, *tier, &mut work, shares, cancel);
-                works.give(work);
-                Ok(Partial {
-                    solutions: helped?,
                     classes: 0,
                 })
             }

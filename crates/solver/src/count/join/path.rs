@@ -12,7 +12,7 @@ use super::sieve::Piece;
 use super::sizes::Sizes;
 use super::sizes::TABLES_MAX;
 use super::tables::Tables;
-use super::wide::{CHUNK, Share, Wide};
+use super::wide::{CHUNK, Wide};
 use super::work::{Task, Work};
 use crate::counts::CountError;
 #[cfg(test)]
@@ -41,20 +41,17 @@ impl Join {
     /// The fitting pairs of halves of the task's key (its piece's), its lists in `work`,
     /// handing `tally` the pairs of each chunk pair as it is counted on the wide path (a key
     /// of n = 28 takes minutes), so that they show in progress; the tables' path (a key in
-    /// under a second) hands on nothing. On the wide path, a key's `share` lets engines
-    /// share it (this one counts the ranges it takes); the tables' path counts the whole
-    /// key. `Cancelled` if the task's flag is raised meanwhile, `OutOfMemory` if a key's
-    /// lists find no room in `work`'s allowance.
+    /// under a second) hands on nothing. `Cancelled` if the task's flag is raised meanwhile,
+    /// `OutOfMemory` if a key's lists find no room in `work`'s allowance.
     pub(super) fn pairs_tallied(
         &self,
         task: Task,
         work: &mut Work,
         tally: Tally<'_>,
-        share: Option<&Share>,
     ) -> Result<u64, CountError> {
         match self {
             Join::Tables(tables) => tables.pairs(task, work),
-            Join::Wide(wide) => wide.pairs(task, work, tally, share),
+            Join::Wide(wide) => wide.pairs(task, work, tally),
         }
     }
 }
@@ -90,7 +87,7 @@ impl Join {
             tier,
             cancel,
         };
-        self.pairs_tallied(task, work, &mut |_| (), None)
+        self.pairs_tallied(task, work, &mut |_| ())
     }
 
     /// Its tables (a test's join of a size that has them).

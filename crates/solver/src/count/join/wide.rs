@@ -29,10 +29,9 @@ use super::work::{Task, Work};
 use crate::counts::CountError;
 #[cfg(test)]
 use crate::simd::Tier;
-use std::sync::OnceLock;
 #[cfg(test)]
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
 /// [`CHUNK`] words, the key's bands, up to about 360 MiB at n = 28, and the sieve's blocks).
@@ -50,33 +49,6 @@ pub(crate) const CHUNK: usize = 1 << 24;
 /// Halves of each list a key's cut in pieces takes its bit from ([`Wide::cut_bit`]): the
 /// first ones its bands make, the same whatever the chunks and the engine's room.
 const CUT_SAMPLE: usize = 1 << 12;
-
-/// Ranges of heads a shared key's top halves are cut into ([`Share`]): enough that an
-/// engine that joins a key late finds some left, few enough that the sieve's passes over
-/// the bottom halves, once per range, stay a small share of the key.
-pub(super) const UNITS: usize = 8;
-
-/// A wide key's count shared by engines: its top halves cut into ranges of heads
-/// ([`KeyBands::units`], made by the first engine to come), which each engine on the key
-/// takes one at a time and pairs with all of the bottom halves; the key's count is the sum
-/// of the ranges' pairs, whichever engine counted them.
-#[derive(Default)]
-pub(super) struct Share {
-    /// The ranges.
-    units: OnceLock<Vec<(usize, usize)>>,
-    /// The next range to take.
-    next: AtomicUsize,
-}
-
-impl Share {
-    /// Whether ranges are left to take (or none are made yet).
-    pub(super) fn left(&self) -> usize {
-        let taken = self.next.load(Ordering::Relaxed);
-        self.units
-            .get()
-            .map_or(UNITS, |units| units.len().saturating_sub(taken))
-    }
-}
 
 /// The join of one size on the wide path: no tables, only the board's sizes and how long a
 /// key's lists grow.
@@ -98,15 +70,13 @@ impl Wide {
 
     /// The fitting pairs of the task's key's halves on the wide path (its piece's), its
     /// lists in `work` (see the module), each chunk pair's handed to `tally` as it is
-    /// counted; with a `share`, only those of the ranges of top halves this engine takes
-    /// from it. `Cancelled` if the task's flag is raised meanwhile, `OutOfMemory` if the
+    /// counted; `Cancelled` if the task's flag is raised meanwhile, `OutOfMemory` if the
     /// bands or not one half fit what `work`'s allowance has left.
     pub(super) fn pairs(
         &self,
         task: Task,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
-        share: Option<&Share>,
     ) -> Result<u64, CountError> {
         let (key, piece) = (task.key, task.piece);
         let every = [!0; 16];
@@ -123,34 +93,7 @@ impl Wide {
                 Piece::Whole => Ok(0),
                 _ => self.cut_bit(&mut top, &mut bottom, task, work),
             })
-            .and_then(|bit| {
-                let mut whole = false;
-                let Some(share) = share else {
-                    return self.chunk_pairs(
-                        task,
-                        [&mut top, &mut bottom],
-                        bit,
-                        work,
-                        tally,
-                        &mut whole,
-                    );
-                };
-                let units = share.units.get_or_init(|| top.units(UNITS));
-                let mut total = 0u64;
-                while let Some(&range) = units.get(share.next.fetch_add(1, Ordering::Relaxed)) {
-                    top.range(range);
-                    let pairs = self.chunk_pairs(
-                        task,
-                        [&mut top, &mut bottom],
-                        bit,
-                        work,
-                        tally,
-                        &mut whole,
-                    )?;
-                    total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
-                }
-                Ok(total)
-            });
+            .and_then(|bit| self.chunk_pairs(task, &mut top, &mut bottom, bit, work, tally));
         work.bands = [top, bottom];
         counted
     }
@@ -183,16 +126,15 @@ impl Wide {
     }
 
     /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module), of
-    /// them only those this side of the task's cut on `bit` ([`Piece`]); `whole` says
-    /// whether `work`'s bottom halves are all of the key's, ready (from a range before).
+    /// them only those this side of the task's cut on `bit` ([`Piece`]).
     fn chunk_pairs(
         &self,
         task: Task,
-        [top, bottom]: [&mut KeyBands; 2],
+        top: &mut KeyBands,
+        bottom: &mut KeyBands,
         bit: u64,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
-        whole: &mut bool,
     ) -> Result<u64, CountError> {
         let (key, piece, tier, cancel) = (task.key, task.piece, task.tier, task.cancel);
         let layout = Layout::wide(self.sizes.n);
@@ -207,8 +149,9 @@ impl Wide {
                 total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
                 Ok::<(), CountError>(())
             };
-        // `whole`: whether `bottoms` holds all of the key's bottom halves, ready for the
-        // sieve (they took one chunk); otherwise they are made again for each chunk of tops.
+        // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
+        // took one chunk); otherwise they are made again for each chunk of tops.
+        let mut whole = false;
         while !top.done() {
             top.fill(self.chunk, tops, allowance, cancel, tier)?;
             if tops.is_empty() {
@@ -216,14 +159,14 @@ impl Wide {
             }
             sort_by_byte(tops, layout.balance, scratch, allowance)?;
             piece.keep_tops(bit, tops);
-            if *whole {
+            if whole {
                 count(tops, bottoms, sieve, allowance)?;
             } else {
                 bottom.restart();
                 let mut first = true;
                 while !bottom.done() {
                     bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
-                    *whole = first && bottom.done();
+                    whole = first && bottom.done();
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;
                     piece.keep_bottoms(bit, bottoms);

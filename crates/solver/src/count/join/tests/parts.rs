@@ -15,7 +15,7 @@ fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, 
 fn tables_of(parts: &[Part]) -> Option<*const shared::Shared> {
     parts.iter().find_map(|part| match &part.0 {
         Kind::Key(tables, ..) => Some(Arc::as_ptr(tables)),
-        Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
+        Kind::Turns(..) | Kind::Search(..) => None,
     })
 }
 
@@ -100,8 +100,7 @@ fn a_keys_two_pieces_add_up_to_the_key_on_both_paths() {
                     tier,
                     cancel,
                 };
-                join.pairs_tallied(task, &mut work, &mut |_| (), None)
-                    .unwrap()
+                join.pairs_tallied(task, &mut work, &mut |_| ()).unwrap()
             };
             let whole = count(join, Piece::Whole);
             let (with, without) = (count(join, Piece::With), count(other, Piece::Without));
@@ -144,7 +143,7 @@ fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
             .iter()
             .filter_map(|part| match &part.0 {
                 Kind::Key(_, _, piece, ..) => Some(*piece),
-                Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
+                Kind::Turns(..) | Kind::Search(..) => None,
             })
             .collect()
     };
@@ -394,41 +393,4 @@ fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
     }
     assert_eq!(top.count_ones(), n / 2, "a key's top half: {top:#b}");
     eprintln!("recounts: {some} of {keys} keys at 0.5; in {first_tier} then {other}");
-}
-
-/// Engines that share a wide key ([`Share`]) count it once between them: three threads
-/// taking its ranges of top halves add up to its count alone, whatever ranges each took, and
-/// leave none.
-#[test]
-fn engines_sharing_a_wide_key_count_it_once() {
-    let cancel = AtomicBool::new(false);
-    for n in [16u32, 17] {
-        // Chunks of 2^10 words: a range takes several.
-        let join = Join::wide(n, 1 << 10);
-        for key in keys::keys(n).into_iter().step_by(211) {
-            let mut alone = Work::new(usize::MAX);
-            let whole = join.pairs(&key, tier(), &cancel, &mut alone).unwrap();
-            let share = Share::default();
-            let shared: u64 = std::thread::scope(|scope| {
-                let engines: Vec<_> = (0..3)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut work = Work::new(usize::MAX);
-                            let task = Task {
-                                key: &key,
-                                piece: Piece::Whole,
-                                tier: tier(),
-                                cancel: &cancel,
-                            };
-                            join.pairs_tallied(task, &mut work, &mut |_| (), Some(&share))
-                                .unwrap()
-                        })
-                    })
-                    .collect();
-                engines.into_iter().map(|e| e.join().unwrap()).sum()
-            });
-            assert_eq!(shared, whole, "n = {n}, {key:?}");
-            assert_eq!(share.left(), 0, "n = {n}, {key:?}");
-        }
-    }
 }
