@@ -498,7 +498,8 @@ impl Subproblem for Part {
                         progress.recounted.fetch_add(1, Ordering::Relaxed);
                     }
                     Some(Again::Search(check, progress)) => {
-                        if check.add(pairs, 0)? == Verdict::Agreed {
+                        let verdict = check.add(pairs, 0)?;
+                        if verdict == Verdict::Agreed {
                             progress.recounted.fetch_add(1, Ordering::Relaxed);
                         }
                     }
