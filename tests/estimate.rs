@@ -239,10 +239,57 @@ fn count_lines_carry_their_provenance() {
         "{line}"
     );
     assert_eq!(line["recount"], 0.5, "{line}");
+    assert_eq!(line["recount_method"], "tier", "{line}");
     assert!(line["seconds"].as_f64().is_some(), "{line}");
+    assert!(
+        line["finished"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{line}"
+    );
     let (code, out, _) = queens_cli(&["--version"]);
     assert_eq!(code, 0);
     assert!(out.contains(&format!("(commit {commit})")), "{out}");
+}
+
+/// `--recount-method search` checks a seeded sample of the keys of n = 16 by a plain
+/// search: each line says how many, how, with which seed and how long it took, and the sum
+/// of both halves says how many parts each method checked.
+#[test]
+fn parts_checked_by_a_search_say_so() {
+    let mut text = String::new();
+    let mut recounted = 0;
+    for shard in ["0/2", "1/2"] {
+        let args = [
+            "count",
+            "16",
+            "--local",
+            "--json",
+            "--shard",
+            shard,
+            "--recount",
+            "0.02",
+            "--recount-method",
+            "search",
+            "--recount-seed",
+            "9",
+        ];
+        let line = json(&args);
+        assert_eq!(line["recount_method"], "search", "{line}");
+        assert_eq!(line["recount_seed"], 9, "{line}");
+        // About 2% of about 1,600 keys.
+        let checked = line["recounted"].as_u64().unwrap();
+        assert!((5..100).contains(&checked), "{line}");
+        recounted += checked;
+        assert!(
+            line["recount_seconds"].as_f64().is_some_and(|s| s > 0.0),
+            "{line}"
+        );
+        text.push_str(&format!("{line}\n"));
+    }
+    let (code, out, err) = sum(&[], &text);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("solutions: 14772512"), "{out}");
+    let by_search = format!("recounted by search: {recounted} parts in 2 shards");
+    assert!(out.contains(&by_search), "{out}");
 }
 
 /// `queens sum` prints the digest of the counts and who counted them; the digest does not

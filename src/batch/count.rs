@@ -47,7 +47,8 @@ pub struct ShardCount {
     /// classes from them.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub turn_fixed: Option<u64>,
-    /// Parts counted a second time in another tier and found equal (with `--recount`).
+    /// Parts counted a second time and found equal (with `--recount`; how: the
+    /// provenance's `recount_method`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recounted: Option<u64>,
     /// Wall seconds the count took (its tables included).
@@ -60,19 +61,19 @@ pub struct ShardCount {
 /// Counts shard `shard` of the n×n board with the queens `fixed` in this process on
 /// `threads` threads, after the solver's checks (the core's limits, the messages a server
 /// gives for the same request); with `recount`, that share of the join's parts counted
-/// again in another tier ([`Recount`], seed 0).
+/// again as it says ([`Recount`]).
 pub fn count_local(
     n: u32,
     fixed: &[Square],
     shard: Shard,
     threads: usize,
-    recount: Option<f64>,
+    recount: Option<Recount>,
 ) -> Result<ShardCount, LocalCountError> {
     let problem = Problem::new(n, fixed, false, shard)?;
     let started = Instant::now();
     let options = CountOptions {
         threads,
-        recount: recount.map(|fraction| Recount { fraction, seed: 0 }),
+        recount,
         ..CountOptions::default()
     };
     let progress = options.progress.clone();
@@ -91,6 +92,6 @@ pub fn count_local(
         turn_fixed: counts.turn_fixed,
         recounted: recount.map(|_| progress.recounted.load(Ordering::Relaxed)),
         seconds: started.elapsed().as_secs_f64(),
-        provenance: Provenance::here(recount),
+        provenance: Provenance::here(recount, Some(&progress)),
     })
 }

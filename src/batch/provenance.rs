@@ -1,11 +1,12 @@
 //! Where and how a shard line was counted: the build (version and commit), the SIMD tier,
-//! the CPU model, the host, the process's CPU seconds and peak memory, and the recount
-//! fraction asked for. Read from this process and machine (`/proc` and `getrusage`); what
+//! the CPU model, the host, the process's CPU seconds and peak memory, the recount asked
+//! for (fraction, method, seed) and the seconds it took, and when the line was made. Read from this process and machine (`/proc` and `getrusage`); what
 //! the lines say together is `sum.rs`'s.
 
-use crate::solver;
+use crate::solver::{self, Progress, Recount};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 
 /// What a line says when it does not say something (a line of an older version).
 pub const UNKNOWN: &str = "unknown";
@@ -58,17 +59,33 @@ pub struct Provenance {
     /// The process's peak resident memory, in bytes, up to the line.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub peak_bytes: Option<u64>,
-    /// The share of the join's parts asked to be recounted in another tier (`--recount`),
-    /// 0 without it.
+    /// The share of the join's parts asked to be recounted (`--recount`), 0 without it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recount: Option<f64>,
+    /// How they were recounted (`tier`: the join in another SIMD tier; `search`: a plain
+    /// search, another method), with `--recount`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recount_method: Option<String>,
+    /// The seed that chose them, with `--recount`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recount_seed: Option<u64>,
+    /// CPU seconds the recounts took on their threads (the second counts alone), with
+    /// `--recount`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recount_seconds: Option<f64>,
+    /// When the line was made (the count and its recounts done), UTC, as
+    /// `2026-12-07T03:04:05Z`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub finished: Option<String>,
 }
 
 impl Provenance {
     /// This process's, now: its build, tier, CPU and host, the CPU and memory it has used,
-    /// and `recount` (the fraction asked for, if any).
-    pub fn here(recount: Option<f64>) -> Provenance {
+    /// and `recount` (what was asked for, if anything), with the seconds its recounts took
+    /// by `progress`.
+    pub fn here(recount: Option<Recount>, progress: Option<&Progress>) -> Provenance {
         let usage = Usage::of_this_process();
+        let nanos = progress.map_or(0, |p| p.recount_nanos.load(Ordering::Relaxed));
         Provenance {
             build: Some(Build::this()),
             tier: Some(solver::tier_name().to_string()),
@@ -76,9 +93,43 @@ impl Provenance {
             host: Some(host_name()),
             cpu_seconds: usage.map(|u| u.cpu_seconds),
             peak_bytes: usage.map(|u| u.peak_bytes),
-            recount: Some(recount.unwrap_or(0.0)),
+            recount: Some(recount.map_or(0.0, |r| r.fraction)),
+            recount_method: recount.map(|r| r.method.name().to_string()),
+            recount_seed: recount.map(|r| r.seed),
+            recount_seconds: recount.map(|_| nanos as f64 / 1e9),
+            finished: Some(utc_now()),
         }
     }
+}
+
+/// Now, UTC, as `2026-12-07T03:04:05Z` (the epoch if the clock is before it).
+pub fn utc_now() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_text(since)
+}
+
+/// `seconds` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (the proleptic Gregorian
+/// calendar, from the days by Hinnant's `civil_from_days`).
+fn utc_text(seconds: u64) -> String {
+    let (days, rest) = ((seconds / 86_400) as i64, seconds % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let (hour, minute, second) = (rest / 3_600, rest / 60 % 60, rest % 60);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
 /// CPU time and peak memory of a process, from `getrusage` or `wait4`.
@@ -159,11 +210,14 @@ pub struct Origins {
     pub cpu_seconds: (f64, u64),
     /// The largest peak memory of a line, in bytes.
     pub peak_bytes: Option<u64>,
+    /// Per recount method (`tier`, `search`), the lines that recounted parts that way and
+    /// the parts they recounted (lines that recounted none are left out).
+    pub recounts: BTreeMap<String, (u64, u64)>,
 }
 
 impl Origins {
-    /// Adds one line's provenance.
-    pub fn add(&mut self, p: &Provenance) {
+    /// Adds one line's provenance, and the parts it says it recounted.
+    pub fn add(&mut self, p: &Provenance, recounted: Option<u64>) {
         let tally = |map: &mut BTreeMap<String, u64>, key: Option<&str>| {
             let key = key.unwrap_or(UNKNOWN);
             match map.get_mut(key) {
@@ -185,6 +239,12 @@ impl Origins {
             self.cpu_seconds.1 += 1;
         }
         self.peak_bytes = self.peak_bytes.max(p.peak_bytes);
+        if let Some(parts) = recounted.filter(|&parts| parts > 0) {
+            // Lines of before the methods recounted in another tier.
+            let method = p.recount_method.as_deref().unwrap_or("tier");
+            let entry = self.recounts.entry(method.to_string()).or_default();
+            *entry = (entry.0 + 1, entry.1 + parts);
+        }
     }
 }
 
@@ -213,12 +273,34 @@ mod tests {
     }
 
     #[test]
+    fn times_are_written_in_utc() {
+        assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_text(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_text(1_796_612_645), "2026-12-07T03:04:05Z");
+        assert_eq!(utc_text(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
+    #[test]
     fn this_process_has_used_some_cpu_and_memory() {
-        let here = Provenance::here(Some(0.5));
+        let recount = Recount {
+            fraction: 0.5,
+            seed: 3,
+            method: solver::RecountMethod::Search,
+        };
+        let here = Provenance::here(Some(recount), None);
         let build = here.build.expect("a build");
         assert_eq!(build.version, env!("CARGO_PKG_VERSION"));
         assert!(!build.commit.is_empty());
         assert_eq!(here.recount, Some(0.5));
+        assert_eq!(here.recount_method.as_deref(), Some("search"));
+        assert_eq!(
+            (here.recount_seed, here.recount_seconds),
+            (Some(3), Some(0.0))
+        );
+        assert!(
+            here.finished
+                .is_some_and(|t| t.ends_with('Z') && t.len() == 20)
+        );
         assert!(here.cpu_seconds.is_some_and(|s| s > 0.0));
         // More than a MiB and less than a TiB.
         assert!(here.peak_bytes.is_some_and(|b| b > 1 << 20 && b < 1 << 40));

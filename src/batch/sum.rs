@@ -281,7 +281,7 @@ impl Summer {
             turn_fixed: c.turn_fixed,
         };
         self.shards.push((c.shard.index, counts));
-        self.origins.add(&c.provenance);
+        self.origins.add(&c.provenance, c.recounted);
         Ok(())
     }
 

@@ -5,6 +5,15 @@
 use super::*;
 use crate::solver::Shard;
 
+/// A recount of `fraction` of the keys in another tier, seed 0.
+fn tier_recount(fraction: f64) -> crate::solver::Recount {
+    crate::solver::Recount {
+        fraction,
+        seed: 0,
+        method: crate::solver::RecountMethod::Tier,
+    }
+}
+
 fn line(index: u32, count: u32, solutions: u64) -> String {
     serde_json::to_string(&ShardCount {
         n: 8,
@@ -203,7 +212,14 @@ fn local_shards_sum_to_the_whole() {
 fn join_shard_lines_carry_turn_fixed_and_sum_to_the_whole() {
     let lines: Vec<String> = (0..3)
         .map(|i| {
-            let c = count_local(16, &[], Shard { index: i, count: 3 }, 2, Some(0.25)).unwrap();
+            let c = count_local(
+                16,
+                &[],
+                Shard { index: i, count: 3 },
+                2,
+                Some(tier_recount(0.25)),
+            )
+            .unwrap();
             assert_eq!(c.fundamental, None);
             let line = serde_json::to_string(&c).unwrap();
             assert!(line.contains("\"turn_fixed\":"), "{line}");
@@ -215,6 +231,17 @@ fn join_shard_lines_carry_turn_fixed_and_sum_to_the_whole() {
     let total = sum(lines.clone()).unwrap();
     assert_eq!(total.solutions, 14_772_512);
     assert_eq!(total.fundamental, Some(1_846_955));
+    let recounted: u64 = lines
+        .iter()
+        .map(|line| {
+            serde_json::from_str::<ShardCount>(line)
+                .unwrap()
+                .recounted
+                .unwrap()
+        })
+        .sum();
+    let by_tier = total.origins.recounts.get("tier");
+    assert_eq!(by_tier, Some(&(3, recounted)), "{total:?}");
     // One line from a version that split the count another way: an error, not a number.
     let mut old: ShardCount = serde_json::from_str(&lines[1]).unwrap();
     (old.fundamental, old.turn_fixed) = (Some(100), None);
@@ -317,7 +344,14 @@ fn a_large_sharding_sums_in_any_order_and_names_its_gaps_as_ranges() {
 /// seconds, peak memory and recount fraction; the sum reports them, and its digest.
 #[test]
 fn local_lines_carry_provenance_and_the_sum_reports_it() {
-    let c = count_local(12, &[], Shard { index: 1, count: 2 }, 2, Some(0.0)).unwrap();
+    let c = count_local(
+        12,
+        &[],
+        Shard { index: 1, count: 2 },
+        2,
+        Some(tier_recount(0.0)),
+    )
+    .unwrap();
     let text = serde_json::to_string(&c).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(

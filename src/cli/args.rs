@@ -9,7 +9,7 @@ use crate::config::{
 };
 use crate::fanout::{FanoutJob, Format, MAX_ATTEMPTS};
 use crate::server::LogFormat;
-use crate::solver::{MAX_N, Shard, Square};
+use crate::solver::{MAX_N, RecountMethod, Shard, Square};
 use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
@@ -185,10 +185,39 @@ pub struct CountArgs {
     #[arg(long, requires = "local")]
     pub json: bool,
     /// With --local: count this share (0 to 1) of the join's parts (n = 16 to 28) a second
-    /// time in another SIMD tier and fail if a count differs (the JSON line says how many
-    /// were recounted). The same parts on every run.
+    /// time (as --recount-method says) and fail if a count differs (the JSON line says how
+    /// many were recounted, how, and the CPU seconds it took). The same parts on every run with
+    /// the same --recount-seed.
     #[arg(long, requires = "local", value_name = "FRACTION", value_parser = fraction)]
     pub recount: Option<f64>,
+    /// How --recount counts a part again: `tier` (the join again, in another SIMD tier: a
+    /// broken kernel or a faulty core) or `search` (a plain row-by-row search of the part's
+    /// solutions, another method than the join: also a wrong idea in the join; far slower,
+    /// see docs/performance.md).
+    #[arg(long, value_enum, requires = "recount", default_value_t = RecountBy::Tier)]
+    pub recount_method: RecountBy,
+    /// Chooses which parts --recount takes (the same seed, the same parts anywhere).
+    #[arg(long, requires = "recount", value_name = "SEED", default_value_t = 0)]
+    pub recount_seed: u64,
+}
+
+/// How `--recount` counts a part again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecountBy {
+    /// The join again, in another SIMD tier.
+    Tier,
+    /// A plain search of the part's solutions.
+    Search,
+}
+
+impl RecountBy {
+    /// The solver's method.
+    pub fn method(self) -> RecountMethod {
+        match self {
+            RecountBy::Tier => RecountMethod::Tier,
+            RecountBy::Search => RecountMethod::Search,
+        }
+    }
 }
 
 /// A fraction that is not a number from 0 to 1.

@@ -8,6 +8,7 @@ use super::error::Error;
 use super::print::print_counts;
 use crate::batch;
 use crate::config::{ReadError, default_search_threads};
+use crate::solver::Recount;
 use std::io::BufRead;
 
 /// `count --local`: one shard counted in process on every core (the shard from `--shard`,
@@ -20,7 +21,11 @@ pub fn count_local(args: &CountArgs) -> Result<(), Error> {
         &args.client.fixed,
         shard,
         default_search_threads(),
-        args.recount,
+        args.recount.map(|fraction| Recount {
+            fraction,
+            seed: args.recount_seed,
+            method: args.recount_method.method(),
+        }),
     )?;
     if args.json {
         println!("{}", serde_json::to_string(&counted)?);
@@ -74,6 +79,9 @@ fn print_origins(total: &batch::Total) {
     let (seconds, lines) = o.cpu_seconds;
     if lines > 0 {
         println!("core-hours: {:.4} (of {lines} shards)", seconds / 3600.0);
+    }
+    for (method, (lines, parts)) in &o.recounts {
+        println!("recounted by {method}: {parts} parts in {lines} shards");
     }
     if let Some(peak) = o.peak_bytes {
         println!(

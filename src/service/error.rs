@@ -300,7 +300,9 @@ impl From<CountError> for Error {
                 Error::Internal("the count failed: a search thread panicked".into())
             }
             CountError::OutOfMemory { bytes } => Error::OutOfMemory { bytes },
-            recounted @ CountError::Recounted { .. } => Error::Internal(recounted.to_string()),
+            recounted @ (CountError::Recounted { .. } | CountError::Searched { .. }) => {
+                Error::Internal(recounted.to_string())
+            }
         }
     }
 }

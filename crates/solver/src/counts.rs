@@ -123,4 +123,24 @@ pub enum CountError {
         /// The other tier.
         other: &'static str,
     },
+    /// A part checked by a plain search ([`RecountMethod::Search`](crate::RecountMethod))
+    /// found another count than the join: the join or the search is wrong (a bug, or a
+    /// fault of the machine), so the count is not answered.
+    #[error(
+        "the part whose top half takes the columns {top:#b} (middle queen {middle:?}) counted \
+         {joined} weighted pairs by the join in the {tier} tier but {searched} by a plain \
+         search: the count is not trustworthy"
+    )]
+    Searched {
+        /// The part's key: the columns of its top half's queens, as a mask.
+        top: u32,
+        /// The key's middle queen's column (odd boards).
+        middle: Option<u32>,
+        /// Its weighted pairs by the join.
+        joined: u64,
+        /// The join's tier.
+        tier: &'static str,
+        /// Its weighted solutions by the search.
+        searched: u64,
+    },
 }

@@ -59,7 +59,8 @@ mod oeis;
 mod tests;
 
 pub use count::{
-    CountMemory, CountOptions, Hold, Progress, Recount, answers_turn_fixed, count, count_memory,
+    CountMemory, CountOptions, Hold, Progress, Recount, RecountMethod, answers_turn_fixed, count,
+    count_memory,
 };
 pub use counts::{CountError, Counts, PartsError};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};

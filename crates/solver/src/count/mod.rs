@@ -48,7 +48,7 @@ mod subproblem;
 mod tests;
 
 pub use self::need::{CountMemory, count_memory};
-pub use self::options::{CountOptions, Hold, Progress, Recount};
+pub use self::options::{CountOptions, Hold, Progress, Recount, RecountMethod};
 
 use self::board::Board;
 use self::engine::{Done, start};

@@ -33,18 +33,45 @@ pub struct CountOptions {
     pub recount: Option<Recount>,
 }
 
-/// Which of the join's parts a count recounts in another SIMD tier: each key with
-/// probability `fraction`, drawn from a hash of the key and `seed` (the same keys on every
-/// run with the same seed). The other tier is the portable one when the count runs in
-/// AVX2 or AVX-512, else the best this CPU has; on a CPU with no SIMD tier both runs are
-/// portable, which catches a fault of the machine but not of the code. The turn-fixed parts
-/// (a small search each) are not recounted.
+/// Which of the join's parts a count recounts, and how: each key with probability
+/// `fraction`, drawn from a hash of the key and `seed` (the same keys on every run with the
+/// same seed), counted again as `method` says. The turn-fixed parts (a small search each)
+/// are not recounted.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recount {
     /// The share of the keys recounted, from 0 to 1.
     pub fraction: f64,
     /// Chooses which keys.
     pub seed: u64,
+    /// How they are counted again.
+    pub method: RecountMethod,
+}
+
+/// How a recounted key is counted again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecountMethod {
+    /// By the join again, in another SIMD tier: the portable one when the count runs in
+    /// AVX2 or AVX-512, else the best this CPU has (on a CPU with no SIMD tier both runs are
+    /// portable, which catches a fault of the machine but not of the code). Costs the key
+    /// once more.
+    #[default]
+    Tier,
+    /// By a plain backtracking search of the key's solutions, row by row (another
+    /// decomposition than the join's halves, sharing none of its code but the keys): catches
+    /// a wrong idea in the join as well as a faulty kernel or core. Costs far more than the
+    /// join per key (`docs/performance.md`, "A second opinion"); its openings run as parts
+    /// of their own, on every engine.
+    Search,
+}
+
+impl RecountMethod {
+    /// Its name on the command line and in a shard's line: `tier` or `search`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecountMethod::Tier => "tier",
+            RecountMethod::Search => "search",
+        }
+    }
 }
 
 impl Default for CountOptions {
@@ -77,9 +104,11 @@ pub struct Progress {
     /// Symmetry classes of the finished subproblems; on a part whose classes are not its
     /// own, their turn-fixed points instead (see [`Counts::turn_fixed`](crate::Counts)).
     pub classes: AtomicU64,
-    /// Parts counted a second time in another tier and found equal
+    /// Keys counted a second time (in another tier, or by a search) and found equal
     /// ([`CountOptions::recount`]).
     pub recounted: AtomicU64,
+    /// Nanoseconds of their threads' CPU time the recounts took (the second counts alone).
+    pub recount_nanos: AtomicU64,
 }
 
 impl Progress {
@@ -87,6 +116,13 @@ impl Progress {
     /// [`Progress::add`] then leaves them out).
     pub(super) fn found(&self, solutions: u64) {
         self.solutions.fetch_add(solutions, Ordering::Relaxed);
+    }
+
+    /// Adds the calling thread's CPU time since `started` ([`thread_nanos`]) to the
+    /// recounts' time.
+    pub(super) fn spent(&self, started: u64) {
+        let nanos = thread_nanos().saturating_sub(started);
+        self.recount_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
     /// Records one step of a subproblem still being counted.
@@ -106,6 +142,23 @@ impl Progress {
         self.done.fetch_add(1, Ordering::Relaxed);
         part
     }
+}
+
+/// The calling thread's CPU time (user and system) in nanoseconds, 0 where the clock does
+/// not answer: what a recount costs, whatever else the machine runs meanwhile.
+pub(super) fn thread_nanos() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one `timespec` into the one it is given, which lives here.
+    let done = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) };
+    if done != 0 {
+        return 0;
+    }
+    (time.tv_sec.max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(time.tv_nsec.max(0) as u64)
 }
 
 /// How a count finds its symmetry classes.

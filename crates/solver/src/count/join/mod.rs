@@ -51,6 +51,7 @@
 //! - `word.rs`: the layout of a half's word, the tail's word, the mirror and the sort.
 //! - `memory.rs`: the tables' huge-page arrays and the engines' allowance.
 //! - `fixed.rs` (aside): the search for the solutions a half or quarter turn fixes.
+//! - `check.rs` (aside): the second opinion, a key's solutions by a plain search.
 //!
 //! Every SIMD kernel runs in the tier a [`Tier`] token names, which only detection makes
 //! (`simd.rs`). Not here: Count's engines, progress and cancellation (`count/engine.rs`;
@@ -58,6 +59,7 @@
 //! constellations), the backtracking searches (`count/board.rs`, `count/lanes.rs`).
 
 mod bands;
+mod check;
 mod fixed;
 mod halves;
 mod kernels;
@@ -79,6 +81,7 @@ mod tests;
 
 pub(crate) use self::wide::ENGINE_BYTES;
 
+use self::check::{Check, Verdict};
 use self::fixed::{ticks, turn_fixed_from};
 pub(crate) use self::sizes::TABLES_MAX;
 
@@ -90,7 +93,7 @@ use self::sieve::Piece;
 use self::tables::build_steps;
 use self::work::{Task, Works};
 use super::board::Tally;
-use super::options::{CountOptions, Hold, Progress, Recount};
+use super::options::{CountOptions, Hold, Progress, Recount, RecountMethod, thread_nanos};
 use super::subproblem::{Partial, Subproblem};
 use crate::counts::CountError;
 use crate::geometry::Square;
@@ -214,21 +217,54 @@ pub(super) fn parts(
         options.work_bytes
     };
     let works = Arc::new(Works::new(work_bytes));
-    let (recount, recounts) = (options.recount, progress.clone());
+    let recount = options.recount.filter(|r| r.fraction > 0.0);
+    // The keys a search checks, each with its openings, which run as parts of their own
+    // after the join's (they cost more than a key's join, and fill the engines' gaps).
+    let searched: Vec<(Arc<Check>, usize)> = match recount {
+        Some(r) if r.method == RecountMethod::Search => keys
+            .iter()
+            .filter(|key| chosen(key, r))
+            .map(|&key| {
+                let (check, openings) = Check::new(n, key, pieces.len(), tier.name());
+                (Arc::new(check), openings)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let openings: usize = searched.iter().map(|(_, openings)| openings).sum();
+    progress.total.fetch_add(openings as u64, Ordering::Relaxed);
+    let recounts = progress.clone();
     let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
-        if parts.try_reserve_exact(keys.len() * pieces.len()).is_err() {
+        if parts
+            .try_reserve_exact(keys.len() * pieces.len() + openings)
+            .is_err()
+        {
             return Err(out_of_memory);
         }
         // Piece by piece over the keys, the larger side of each cut first: the smaller
         // ones then fill the engines' last gaps.
+        let mut checks = searched.iter().peekable();
         for &piece in pieces {
             for &key in &keys {
-                let check = recount
-                    .filter(|&r| chosen(&key, r))
-                    .map(|_| (other_tier(tier), recounts.clone()));
+                let check = match recount {
+                    Some(r) if r.method == RecountMethod::Search => checks
+                        .next_if(|(check, _)| check.key == key)
+                        .map(|(check, _)| Again::Search(check.clone(), recounts.clone())),
+                    Some(r) if chosen(&key, r) => {
+                        Some(Again::Tier(other_tier(tier), recounts.clone()))
+                    }
+                    _ => None,
+                };
                 let (tables, works) = (tables.clone(), works.clone());
                 parts.push(Part(Kind::Key(tables, key, piece, tier, works, check)));
+            }
+            checks = searched.iter().peekable();
+        }
+        for (check, _) in &searched {
+            for opening in check.rows.openings() {
+                let searching = Kind::Search(check.clone(), opening, recounts.clone());
+                parts.push(Part(searching));
             }
         }
         Ok(parts)
@@ -303,16 +339,23 @@ enum Kind {
     Turns(u32, Arc<Progress>),
     /// One key's solutions, or a piece's of them: its weighted pairs times the key's
     /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
-    /// ones; when the key is recounted, the other tier and the progress that counts the
-    /// recounts (a key cut in pieces counts there once, with its side that has the bit).
-    Key(
-        Arc<Shared>,
-        Key,
-        Piece,
-        Tier,
-        Arc<Works>,
-        Option<(Tier, Arc<Progress>)>,
-    ),
+    /// ones; when the key is recounted, how ([`Again`]).
+    Key(Arc<Shared>, Key, Piece, Tier, Arc<Works>, Option<Again>),
+    /// One opening of a checked key's search (the queens of its first two rows, as
+    /// columns' bits): none of the count's solutions (the key's join parts count them),
+    /// only its share of the check, and the progress that counts the checks and their time.
+    Search(Arc<Check>, [u32; 2], Arc<Progress>),
+}
+
+/// How a recounted key is counted again.
+enum Again {
+    /// By the join in this other tier, right after the first count; the progress that
+    /// counts the recounts (a key cut in pieces counts there once, with its side that has
+    /// the bit) and their time.
+    Tier(Tier, Arc<Progress>),
+    /// By a search, in parts of its own: the join's pairs of the key go to this check; the
+    /// progress that counts the checks that agreed.
+    Search(Arc<Check>, Arc<Progress>),
 }
 
 /// Whether `recount` chooses `key`: a hash of its columns and the seed, against the
@@ -342,13 +385,19 @@ fn other_tier(tier: Tier) -> Tier {
 #[cfg(test)]
 static RECOUNT_FAULT: AtomicU64 = AtomicU64::new(0);
 
+/// Added to every search opening's answer in test builds: a fault the check must catch.
+/// Only the check's fault test sets it (no other test checks by search).
+#[cfg(test)]
+static SEARCH_FAULT: AtomicU64 = AtomicU64::new(0);
+
 /// A task's weighted pairs (its piece's of its key's), counted in its tier and, when `check` names
-/// another tier, again in that one: `Recounted` if the two differ. The first count hands
-/// `tally` its pairs as it finds them (`Join::pairs_tallied`).
+/// another tier, again in that one (the time it took added to `progress`): `Recounted` if
+/// the two differ. The first count hands `tally` its pairs as it finds them
+/// (`Join::pairs_tallied`).
 fn key_pairs(
     tables: &Shared,
     task: Task,
-    check: Option<Tier>,
+    check: Option<(Tier, &Progress)>,
     works: &Works,
     tally: Tally<'_>,
 ) -> Result<u64, CountError> {
@@ -359,10 +408,12 @@ fn key_pairs(
         tables.join.pairs_tallied(task, &mut work, tally)
     };
     let counted = count(tier, tally).and_then(|pairs| {
-        let Some(other) = check else {
+        let Some((other, progress)) = check else {
             return Ok(pairs);
         };
+        let started = thread_nanos();
         let again = count(other, &mut |_| ())?;
+        progress.spent(started);
         #[cfg(test)]
         let again = again + RECOUNT_FAULT.load(Ordering::Relaxed);
         if again != pairs {
@@ -396,6 +447,7 @@ impl Subproblem for Part {
         match &self.0 {
             Kind::Turns(..) => 0,
             Kind::Key(_, key, ..) => key.weight,
+            Kind::Search(..) => 0,
         }
     }
 
@@ -407,7 +459,7 @@ impl Subproblem for Part {
     fn steps(&self, n: u32) -> u64 {
         match self.0 {
             Kind::Turns(..) => 1 + ticks(n),
-            Kind::Key(..) => 1,
+            Kind::Key(..) | Kind::Search(..) => 1,
         }
     }
 
@@ -428,8 +480,11 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, piece, tier, works, check) => {
-                let other = check.as_ref().map(|(other, _)| *other);
+            Kind::Key(tables, key, piece, tier, works, again) => {
+                let other = match again {
+                    Some(Again::Tier(other, progress)) => Some((*other, &**progress)),
+                    _ => None,
+                };
                 let (piece, tier) = (*piece, *tier);
                 let task = Task {
                     key,
@@ -438,15 +493,36 @@ impl Subproblem for Part {
                     cancel,
                 };
                 let pairs = key_pairs(tables, task, other, works, tally)?;
-                if let Some((_, progress)) = check
-                    && piece != Piece::Without
-                {
-                    progress.recounted.fetch_add(1, Ordering::Relaxed);
+                match again {
+                    Some(Again::Tier(_, progress)) if piece != Piece::Without => {
+                        progress.recounted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(Again::Search(check, progress)) => {
+                        let verdict = check.add(pairs, 0)?;
+                        if verdict == Verdict::Agreed {
+                            progress.recounted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    _ => {}
                 }
                 Ok(Partial {
                     solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
                     classes: 0,
                 })
+            }
+            Kind::Search(check, opening, progress) => {
+                let started = thread_nanos();
+                let searched = check
+                    .rows
+                    .weighted_from(*opening, cancel)
+                    .ok_or(CountError::Cancelled)?;
+                #[cfg(test)]
+                let searched = searched + SEARCH_FAULT.load(Ordering::Relaxed);
+                progress.spent(started);
+                if check.add(0, searched)? == Verdict::Agreed {
+                    progress.recounted.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(Partial::default())
             }
         }
     }

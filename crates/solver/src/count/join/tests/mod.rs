@@ -6,14 +6,17 @@
 //! - `sieve.rs`: the keys, the sieve's sampling and its weighted pair tests against the
 //!   definition.
 //! - `search.rs`: parts of n = 25 to 28 against a plain search.
+//! - `check.rs`: the second opinion (a key's plain search) against OEIS and the join, and
+//!   in a count.
 
+mod check;
 mod counts;
 mod parts;
 mod search;
 mod sieve;
 
 use super::super::subproblem::Subproblem;
-use super::super::{CountOptions, Progress, Recount};
+use super::super::{CountOptions, Progress, Recount, RecountMethod};
 use super::bands::KeyBands;
 use super::fixed::turn_fixed_from;
 use super::kernels::{leaf, weighted_narrowed};
@@ -26,7 +29,7 @@ use super::tables::build_steps;
 use super::wide::CHUNK;
 use super::word::{BALANCE_SHIFT, BAND_BIAS, Layout};
 use super::work::{Task, Work};
-use super::{Kind, MAX, Part, RECOUNT_FAULT, keys_held, parts, shared};
+use super::{Kind, MAX, Part, RECOUNT_FAULT, SEARCH_FAULT, chosen, keys_held, parts, shared};
 use crate::Shard;
 use crate::counts::CountError;
 use crate::oeis::{A000170, A002562};

@@ -15,7 +15,7 @@ fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, 
 fn tables_of(parts: &[Part]) -> Option<*const shared::Shared> {
     parts.iter().find_map(|part| match &part.0 {
         Kind::Key(tables, ..) => Some(Arc::as_ptr(tables)),
-        Kind::Turns(..) => None,
+        Kind::Turns(..) | Kind::Search(..) => None,
     })
 }
 
@@ -143,7 +143,7 @@ fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
             .iter()
             .filter_map(|part| match &part.0 {
                 Kind::Key(_, _, piece, ..) => Some(*piece),
-                Kind::Turns(..) => None,
+                Kind::Turns(..) | Kind::Search(..) => None,
             })
             .collect()
     };
@@ -355,11 +355,13 @@ fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
     let all = Recount {
         fraction: 1.0,
         seed: 7,
+        method: RecountMethod::Tier,
     };
     assert_eq!(count(Some(all)), (Ok(plain), keys));
     let half = Recount {
         fraction: 0.5,
         seed: 7,
+        method: RecountMethod::Tier,
     };
     let (got, some) = count(Some(half));
     assert_eq!(got, Ok(plain));
@@ -368,6 +370,7 @@ fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
     let zero = Recount {
         fraction: 0.0,
         seed: 7,
+        method: RecountMethod::Tier,
     };
     assert_eq!(count(Some(zero)), (Ok(plain), 0));
 
