@@ -42,16 +42,19 @@ TICK = os.sysconf("SC_CLK_TCK")
 #: Longest one client run may take (100 Mbit/s uncompressed n = 16 takes about 20 s).
 RUN_LIMIT = 240
 
-#: What each client is asked in each encoding: the arguments that choose it.
+#: What each client is asked in each encoding: the arguments that choose it. "front": the
+#: front-coded layout, uncompressed; the others the packed records under that compression
+#: (the server offers zstd and gzip; the client names what it accepts).
 ENCODINGS = {
-    "rust": ["none", "gzip", "zstd"],
-    "python": ["none", "gzip"],
-    "node": ["none", "gzip"],
+    "rust": ["none", "gzip", "zstd", "front"],
+    "python": ["none", "gzip", "front"],
+    "node": ["none", "gzip", "front"],
     "grpcurl": ["none"],
     "flight": ["none", "lz4", "zstd"],
 }
-#: Each client's encoding when it is not told one.
-DEFAULTS = {"rust": "zstd", "python": "gzip", "node": "gzip", "grpcurl": "none", "flight": "none"}
+#: What each client gets from a server with the default flags (--compression none) when it
+#: is given no option: the CLI asks for the front-coded layout, the packages for records.
+DEFAULTS = {"rust": "front", "python": "none", "node": "none", "grpcurl": "none", "flight": "none"}
 
 
 def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -176,8 +179,12 @@ def command(client: str, encoding: str, addr: str, n: int, env: dict) -> list[st
 
 
 def rust_encoding(encoding: str) -> list[str]:
-    """The CLI's flag for an encoding (its default, zstd, needs none; "today": none)."""
-    return [] if encoding in ("zstd", "today") else ["--compression", encoding]
+    """The CLI's flags for an encoding ("today": none at all, for a build without them)."""
+    if encoding == "today":
+        return []
+    if encoding == "front":
+        return ["--compression", "none", "--layout", "front-coded"]
+    return ["--compression", encoding, "--layout", "records"]
 
 
 class TooLong(Exception):
@@ -251,7 +258,9 @@ def main() -> None:
     parser.add_argument("--rates", default="100mbit,1gbit,none")
     parser.add_argument("--clients", default="rust,python,node,grpcurl,flight")
     parser.add_argument("--queens", help="a built queens binary (default: build release)")
-    parser.add_argument("--serve-args", default="", help="more flags for queens serve")
+    parser.add_argument(
+        "--serve-args", default="--compression zstd,gzip", help="flags for queens serve"
+    )
     parser.add_argument("--no-proxy", action="store_true", help="leave out the proxy rows")
     parser.add_argument(
         "--encodings",
