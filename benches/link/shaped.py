@@ -1,7 +1,9 @@
 """Enumerate over a shaped link: the server in a network namespace behind a veth pair whose
 two ends `tc ... tbf` shapes to a rate (100 Mbit/s, 1 Gbit/s, or unshaped), n = 16 drained by
-each client in each encoding, one run per row, all in one go; first the Rust CLI through a
-delaying TCP proxy (100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
+each client in each encoding (none, gzip, zstd: the records under that compression, the
+server offering zstd and gzip; front: the front-coded layout, uncompressed), one run per
+row, all in one go; first the Rust CLI in its default setting through a delaying TCP proxy
+(100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
 
 Each row: boards/s (boards over the client's wall time, process start to exit), bytes on the
 wire per board (the veth's rx + tx byte counters: frames with their TCP/IP headers), and the

@@ -27,8 +27,14 @@ pub enum FrontError {
         /// Bytes its prefix lengths call for.
         want: usize,
     },
+    /// A sent column of n or more.
+    #[error("front-coded data of n = {n} holds a column of n or more")]
+    Column {
+        /// Board size.
+        n: usize,
+    },
     /// A unit that cannot be what it stands for: a prefix longer than n - 1, a first board
-    /// with a prefix, a column of n or more.
+    /// with a prefix, a last column (the one the others leave free) of n or more.
     #[error("front-coded data of n = {n} is malformed at board {board}")]
     Malformed {
         /// Board size.
@@ -113,31 +119,31 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
 pub fn decode(n: usize, boards: usize, data: &[u8], out: &mut Vec<u8>) -> Result<(), FrontError> {
     assert!((1..=32).contains(&n), "boards have 1 to 32 rows");
     let nibbles = n <= NIBBLE_MAX_N;
-    let unit = |i: usize| -> u8 {
-        if nibbles {
-            let byte = data[i / 2];
-            if i % 2 == 0 { byte >> 4 } else { byte & 15 }
-        } else {
-            data[i]
-        }
-    };
-    let units_held = if nibbles { data.len() * 2 } else { data.len() };
-    let malformed = |board| FrontError::Malformed { n, board };
+    let want_bytes = |units: usize| if nibbles { units.div_ceil(2) } else { units };
     let length = |want_units: usize| FrontError::Length {
         boards,
         got: data.len(),
-        want: if nibbles {
-            want_units.div_ceil(2)
-        } else {
-            want_units
-        },
+        want: want_bytes(want_units),
     };
-    if boards > units_held {
+    let malformed = |board| FrontError::Malformed { n, board };
+    // The units, one a byte (a pass the compiler vectorises).
+    let mut unpacked = Vec::new();
+    let units: &[u8] = if nibbles {
+        unpacked.resize(data.len() * 2, 0);
+        for (pair, &byte) in unpacked.chunks_exact_mut(2).zip(data) {
+            pair[0] = byte >> 4;
+            pair[1] = byte & 15;
+        }
+        &unpacked
+    } else {
+        data
+    };
+    if boards > units.len() {
         return Err(length(boards));
     }
     let mut with_prefix = [0usize; 33];
-    for i in 0..boards {
-        let shared = usize::from(unit(i));
+    for (i, &shared) in units[..boards].iter().enumerate() {
+        let shared = usize::from(shared);
         if shared > n - 1 || (i == 0 && shared != 0) {
             return Err(malformed(i));
         }
@@ -150,27 +156,29 @@ pub fn decode(n: usize, boards: usize, data: &[u8], out: &mut Vec<u8>) -> Result
         *start = next;
         next += sending;
     }
-    let want_bytes = if nibbles { next.div_ceil(2) } else { next };
-    if data.len() != want_bytes {
+    if data.len() != want_bytes(next) {
         return Err(length(next));
+    }
+    if units[boards..next].iter().any(|&u| usize::from(u) >= n) {
+        return Err(FrontError::Column { n });
     }
     let free: u8 = (0..n as u8).fold(0, |x, c| x ^ c);
     out.reserve(boards * n);
+    // The board being read, and the running XOR of its first columns (xors[c]: of 0..c).
     let mut board = [0u8; 32];
-    for i in 0..boards {
-        let shared = usize::from(unit(i));
-        let mut last = free;
-        for (c, column) in board.iter_mut().enumerate().take(n - 1) {
-            if c >= shared {
-                *column = unit(at[c]);
-                at[c] += 1;
-            }
-            last ^= *column;
+    let mut xors = [0u8; 33];
+    for (i, &shared) in units[..boards].iter().enumerate() {
+        for c in usize::from(shared)..n - 1 {
+            let value = units[at[c]];
+            at[c] += 1;
+            board[c] = value;
+            xors[c + 1] = xors[c] ^ value;
         }
-        board[n - 1] = last;
-        if board[..n].iter().any(|&c| usize::from(c) >= n) {
+        let last = free ^ xors[n - 1];
+        if usize::from(last) >= n {
             return Err(malformed(i));
         }
+        board[n - 1] = last;
         out.extend_from_slice(&board[..n]);
     }
     Ok(())
