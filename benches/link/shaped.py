@@ -2,8 +2,8 @@
 two ends `tc ... tbf` shapes to a rate (100 Mbit/s, 1 Gbit/s, or unshaped), n = 16 drained by
 each client in each encoding (none, gzip, zstd: the records under that compression, the
 server offering zstd and gzip; front: the front-coded layout, uncompressed), one run per
-row, all in one go; first the Rust CLI in its default setting through a delaying TCP proxy
-(100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
+row, all in one go; first the Rust CLI (in its default setting and front coded) through a
+delaying TCP proxy (100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
 
 Each row: boards/s (boards over the client's wall time, process start to exit), bytes on the
 wire per board (the veth's rx + tx byte counters: frames with their TCP/IP headers), and the
@@ -55,8 +55,10 @@ ENCODINGS = {
     "flight": ["none", "lz4", "zstd"],
 }
 #: What each client gets from a server with the default flags (--compression none) when it
-#: is given no option: the CLI asks for the front-coded layout, the packages for records.
-DEFAULTS = {"rust": "front", "python": "none", "node": "none", "grpcurl": "none", "flight": "none"}
+#: is given no option: records, uncompressed.
+DEFAULTS = {"rust": "none", "python": "none", "node": "none", "grpcurl": "none", "flight": "none"}
+#: The proxy rows' clients: the CLI in its default setting and front coded.
+PROXIED = (("rust", "none"), ("rust", "front"))
 
 
 def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -334,8 +336,9 @@ def main() -> None:
                          "--listen", listen, "--addr", addr, "--delay-ms", str(delay)]
                     )
                     wait_for_port("127.0.0.1", PORT + 1 + delay)
-                    row(f"1gbit, proxy {2 * delay} ms RTT", "rust", DEFAULTS["rust"], listen,
-                        server.pid)
+                    for client, encoding in PROXIED:
+                        row(f"1gbit, proxy {2 * delay} ms RTT", client, encoding, listen,
+                            server.pid)
                     proxy.send_signal(signal.SIGTERM)
                     proxy.wait(10)
                     proxy = None

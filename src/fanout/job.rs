@@ -44,7 +44,7 @@ pub struct FanoutJob {
     pub max_attempts: u32,
     /// Credentials and trust for every endpoint.
     pub access: Access,
-    /// How the enumerations' boards travel (front coded unless set otherwise).
+    /// How the enumerations' boards travel (records unless set otherwise).
     pub layout: Layout,
 }
 
