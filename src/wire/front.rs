@@ -85,8 +85,8 @@ impl FrontEncoder {
         units.resize(next, 0);
         for (i, record) in records.chunks_exact(n).enumerate() {
             let shared = usize::from(units[i]);
-            for c in shared..n - 1 {
-                units[at[c]] = record[c];
+            for (c, &column) in record.iter().enumerate().take(n - 1).skip(shared) {
+                units[at[c]] = column;
                 at[c] += 1;
             }
         }
