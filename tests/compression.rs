@@ -575,7 +575,10 @@ async fn front_coded_boards_are_the_packed_records_in_fewer_bytes() {
         count += message.front_coded.expect("front coded").boards as usize;
     }
     assert_eq!(count, 14_200);
-    assert!(sent * 3 < count * 12, "{sent} bytes for {count} boards of n = 12");
+    assert!(
+        sent * 3 < count * 12,
+        "{sent} bytes for {count} boards of n = 12"
+    );
 }
 
 #[tokio::test]

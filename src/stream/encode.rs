@@ -378,7 +378,14 @@ mod tests {
     #[test]
     fn front_coded_messages_decode_to_the_generated_message() {
         use crate::pb::FrontCoded;
-        for (boards, data_len) in [(0u32, 0usize), (1, 0), (0, 3), (127, 9), (128, 200), (16_384, 70_000)] {
+        for (boards, data_len) in [
+            (0u32, 0usize),
+            (1, 0),
+            (0, 3),
+            (127, 9),
+            (128, 200),
+            (16_384, 70_000),
+        ] {
             let batch = EncodedBatch {
                 bytes: (0..data_len).map(|i| i as u8).collect(),
                 packed: true,

@@ -153,9 +153,12 @@ pub fn start<S: Send + 'static>(
     let encoder = BoardEncoder::new(job.problem.n(), job.form);
     let entry_len = encoder.entry_len();
     let packed = job.form.records();
-    let front = encoder
-        .front_coded()
-        .then(|| (job.problem.n() as usize, crate::wire::front::FrontEncoder::default()));
+    let front = encoder.front_coded().then(|| {
+        (
+            job.problem.n() as usize,
+            crate::wire::front::FrontEncoder::default(),
+        )
+    });
     let produce = Production {
         problem: job.problem,
         start_after: job.start_after,
