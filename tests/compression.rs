@@ -5,6 +5,9 @@
 //! message in an encoding never announced (or a compressed flag with no encoding at all),
 //! bytes that are no gzip, and compressed bombs that inflate past the request cap, each
 //! answered with a clear status while a stream on another connection runs on undisturbed.
+//! The front-coded layout: the same records as the packed stream (every n to 11, small
+//! messages, resumed, limited, sharded, fixed queens; under each encoding) in under a third of
+//! the bytes; a layout the server does not know is answered with records.
 //! Also a stream through a long link (the delaying proxy, `common/delay.rs`): whole and in
 //! order. Its rate against no delay is measured by `benches/long_link.rs`, not asserted.
 
@@ -13,7 +16,7 @@ use crate::common::{self, InProcess};
 use prost::Message;
 use queens::client::{Access, connect_with};
 use queens::config::{Config, Encodings};
-use queens::pb::{CountRequest, CountResponse, EnumerateRequest, EnumerateResponse};
+use queens::pb::{CountRequest, CountResponse, EnumerateRequest, EnumerateResponse, PackedLayout};
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -50,6 +53,7 @@ async fn boards(
     request: EnumerateRequest,
 ) -> (Vec<u8>, Option<String>) {
     let mut client = connect_with(url, access).await.expect("connect");
+    let request_n = request.n;
     let response = client.enumerate(request).await.expect("Enumerate starts");
     let encoding = response
         .metadata()
@@ -57,12 +61,10 @@ async fn boards(
         .map(|v| v.to_str().unwrap().to_string());
     let mut stream = response.into_inner();
     let mut records = Vec::new();
+    let n = request_n as usize;
     while let Some(message) = stream.next().await {
         let message = message.expect("a whole stream");
-        records.extend_from_slice(&message.packed);
-        for board in message.boards {
-            records.extend(board.columns.iter().map(|&c| c as u8));
-        }
+        records.extend_from_slice(&queens::client::records(n, &message).expect("decodes"));
     }
     (records, encoding)
 }
@@ -504,4 +506,97 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
         .read_to_end(&mut out)
         .unwrap();
     out
+}
+
+/// A packed request asking for the front-coded layout.
+fn front_coded(request: EnumerateRequest) -> EnumerateRequest {
+    EnumerateRequest {
+        packed: true,
+        layout: PackedLayout::FrontCoded as i32,
+        ..request
+    }
+}
+
+#[tokio::test]
+async fn front_coded_boards_are_the_packed_records_in_fewer_bytes() {
+    let server = server_offering("zstd,gzip").await;
+    let none = accepting("none");
+    let mut asks: Vec<EnumerateRequest> = (1..=11).map(packed).collect();
+    asks.extend([
+        EnumerateRequest {
+            batch_size: 7,
+            ..packed(10)
+        },
+        EnumerateRequest {
+            batch_size: 1,
+            ..packed(9)
+        },
+        EnumerateRequest {
+            start_after: vec![5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            limit: 300,
+            ..packed(11)
+        },
+        EnumerateRequest {
+            shard: Some(queens::pb::Shard { index: 2, count: 5 }),
+            batch_size: 100,
+            ..packed(11)
+        },
+        EnumerateRequest {
+            fundamental: true,
+            ..packed(11)
+        },
+        EnumerateRequest {
+            fixed: vec![queens::pb::Square { row: 0, column: 3 }],
+            ..packed(10)
+        },
+    ]);
+    for ask in asks {
+        let (want, _) = boards(&server.url(), &none, ask.clone()).await;
+        let (got, _) = boards(&server.url(), &none, front_coded(ask.clone())).await;
+        assert!(got == want, "{ask:?}: the boards differ");
+    }
+    // Under each encoding, and in under a third of the bytes of the records.
+    for accept in ["zstd", "gzip", "none"] {
+        let (got, _) = boards(&server.url(), &accepting(accept), front_coded(packed(12))).await;
+        let (want, _) = boards(&server.url(), &none, packed(12)).await;
+        assert!(got == want, "front coded under {accept}: the boards differ");
+    }
+    let mut client = connect_with(&server.url(), &none).await.unwrap();
+    let mut stream = client
+        .enumerate(front_coded(packed(12)))
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut sent, mut count) = (0, 0);
+    while let Some(message) = stream.next().await {
+        let message = message.unwrap();
+        assert!(message.packed.is_empty() && message.boards.is_empty());
+        sent += message.encoded_len();
+        count += message.front_coded.expect("front coded").boards as usize;
+    }
+    assert_eq!(count, 14_200);
+    assert!(
+        sent * 3 < count * 12,
+        "{sent} bytes for {count} boards of n = 12"
+    );
+}
+
+#[tokio::test]
+async fn a_layout_the_server_does_not_know_is_answered_with_records() {
+    let server = server_offering("none").await;
+    let mut client = connect_with(&server.url(), &accepting("none"))
+        .await
+        .unwrap();
+    let ask = EnumerateRequest {
+        layout: 7,
+        ..packed(8)
+    };
+    let mut stream = client.enumerate(ask).await.unwrap().into_inner();
+    let mut records = Vec::new();
+    while let Some(message) = stream.next().await {
+        let message = message.unwrap();
+        assert!(message.front_coded.is_none());
+        records.extend(message.packed);
+    }
+    assert_eq!(records.len(), 92 * 8);
 }

@@ -1,7 +1,7 @@
 """The shaped-link bench's Python clients and its delaying proxy (`shaped.py` runs them):
 
 - `python`: the package queens-client's Enumerate into numpy arrays (packed), with or
-  without compressed responses;
+  without compressed responses (gzip), or in the front-coded layout (front);
 - `flight`: the server's Arrow Flight DoGet into one pyarrow table, with the ticket's
   `compression` (none, zstd, lz4);
 - `proxy`: a TCP proxy that holds every chunk it forwards for a fixed delay each way (a long
@@ -23,9 +23,10 @@ def drain_python(addr: str, n: int, compression: str) -> dict:
     from queens_client import Client
 
     boards, first, last = 0, None, None
-    options = {} if compression == "today" else {"accept_compression": compression != "none"}
+    options = {} if compression == "today" else {"accept_compression": compression == "gzip"}
+    asked = {"layout": "front_coded"} if compression == "front" else {}
     with Client(addr, **options) as client:
-        for array in client.enumerate(n):
+        for array in client.enumerate(n, **asked):
             if first is None:
                 first = array[0].tolist()
             boards += len(array)

@@ -1,6 +1,8 @@
 """Enumerate over a shaped link: the server in a network namespace behind a veth pair whose
 two ends `tc ... tbf` shapes to a rate (100 Mbit/s, 1 Gbit/s, or unshaped), n = 16 drained by
-each client in each encoding, one run per row, all in one go; first the Rust CLI through a
+each client in each encoding (none, gzip, zstd: the records under that compression, the
+server offering zstd and gzip; front: the front-coded layout, uncompressed), one run per
+row, all in one go; first the Rust CLI (in its default setting and front coded) through a
 delaying TCP proxy (100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
 
 Each row: boards/s (boards over the client's wall time, process start to exit), bytes on the
@@ -42,16 +44,21 @@ TICK = os.sysconf("SC_CLK_TCK")
 #: Longest one client run may take (100 Mbit/s uncompressed n = 16 takes about 20 s).
 RUN_LIMIT = 240
 
-#: What each client is asked in each encoding: the arguments that choose it.
+#: What each client is asked in each encoding: the arguments that choose it. "front": the
+#: front-coded layout, uncompressed; the others the packed records under that compression
+#: (the server offers zstd and gzip; the client names what it accepts).
 ENCODINGS = {
-    "rust": ["none", "gzip", "zstd"],
-    "python": ["none", "gzip"],
-    "node": ["none", "gzip"],
+    "rust": ["none", "gzip", "zstd", "front"],
+    "python": ["none", "gzip", "front"],
+    "node": ["none", "gzip", "front"],
     "grpcurl": ["none"],
     "flight": ["none", "lz4", "zstd"],
 }
-#: Each client's encoding when it is not told one.
-DEFAULTS = {"rust": "zstd", "python": "gzip", "node": "gzip", "grpcurl": "none", "flight": "none"}
+#: What each client gets from a server with the default flags (--compression none) when it
+#: is given no option: records, uncompressed.
+DEFAULTS = {"rust": "none", "python": "none", "node": "none", "grpcurl": "none", "flight": "none"}
+#: The proxy rows' clients: the CLI in its default setting and front coded.
+PROXIED = (("rust", "none"), ("rust", "front"))
 
 
 def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -176,8 +183,12 @@ def command(client: str, encoding: str, addr: str, n: int, env: dict) -> list[st
 
 
 def rust_encoding(encoding: str) -> list[str]:
-    """The CLI's flag for an encoding (its default, zstd, needs none; "today": none)."""
-    return [] if encoding in ("zstd", "today") else ["--compression", encoding]
+    """The CLI's flags for an encoding ("today": none at all, for a build without them)."""
+    if encoding == "today":
+        return []
+    if encoding == "front":
+        return ["--compression", "none", "--layout", "front-coded"]
+    return ["--compression", encoding, "--layout", "records"]
 
 
 class TooLong(Exception):
@@ -251,7 +262,9 @@ def main() -> None:
     parser.add_argument("--rates", default="100mbit,1gbit,none")
     parser.add_argument("--clients", default="rust,python,node,grpcurl,flight")
     parser.add_argument("--queens", help="a built queens binary (default: build release)")
-    parser.add_argument("--serve-args", default="", help="more flags for queens serve")
+    parser.add_argument(
+        "--serve-args", default="--compression zstd,gzip", help="flags for queens serve"
+    )
     parser.add_argument("--no-proxy", action="store_true", help="leave out the proxy rows")
     parser.add_argument(
         "--encodings",
@@ -323,8 +336,9 @@ def main() -> None:
                          "--listen", listen, "--addr", addr, "--delay-ms", str(delay)]
                     )
                     wait_for_port("127.0.0.1", PORT + 1 + delay)
-                    row(f"1gbit, proxy {2 * delay} ms RTT", "rust", DEFAULTS["rust"], listen,
-                        server.pid)
+                    for client, encoding in PROXIED:
+                        row(f"1gbit, proxy {2 * delay} ms RTT", client, encoding, listen,
+                            server.pid)
                     proxy.send_signal(signal.SIGTERM)
                     proxy.wait(10)
                     proxy = None

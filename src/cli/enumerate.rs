@@ -71,7 +71,8 @@ pub async fn enumerate(args: EnumerateArgs) -> Result<(), Error> {
         None => None,
     };
     if let Some(Out::Dir(dir, format)) = &out {
-        let job = args.spread.job(args.n, &args.client, args.fundamental)?;
+        let mut job = args.spread.job(args.n, &args.client, args.fundamental)?;
+        job.layout = args.layout;
         let endpoints = match args.spread.endpoints.is_empty() {
             true => vec![args.client.addr.clone()],
             false => args.spread.endpoints.clone(),
@@ -99,6 +100,7 @@ pub async fn enumerate(args: EnumerateArgs) -> Result<(), Error> {
         batch_size: args.batch_size,
         compact: args.compact,
         packed: args.packed,
+        layout: args.layout.wire(),
     };
     if let Some(Out::File(path)) = &out {
         return to_file(&args.client.target(), request, path).await;
@@ -178,7 +180,7 @@ async fn stream(
     // search slot and get the stream refused.
     let bar = enumerate_bar(&count_client, &asked);
     while let Some(response) = stream.message().await? {
-        let records = records(n, &response);
+        let records = records(n, &response)?;
         if !each(&records)? {
             return Ok(());
         }

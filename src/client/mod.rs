@@ -14,5 +14,5 @@ pub use self::connect::{
     ACCEPT, Access, Bearer, Client, ConnectError, DEFAULT_URL, Health, connect, connect_with,
     health_with,
 };
-pub use self::records::records;
+pub use self::records::{Layout, records};
 pub use self::target::{Error, Target};

@@ -79,7 +79,7 @@ impl EnumerateShard {
         let mut stream = client.enumerate(request).await?.into_inner();
         let mut text = Vec::new();
         while let Some(message) = stream.message().await? {
-            let records = records(n, &message);
+            let records = records(n, &message)?;
             text.clear();
             crate::render::compact_records(n, &records, &mut text);
             out.write_all(&text).map_err(io)?;
@@ -109,7 +109,7 @@ impl EnumerateShard {
             .into_inner();
         while let Some(message) = stream.message().await? {
             writer
-                .write_records(&records(n, &message))
+                .write_records(&records(n, &message)?)
                 .map_err(failed)?;
         }
         // Synced and renamed before the manifest says done: a done shard's file is whole.
@@ -125,6 +125,7 @@ impl EnumerateShard {
             shard: Some(self.job.shard(index)),
             start_after,
             packed: true,
+            layout: self.job.layout.wire(),
             ..Default::default()
         }
     }

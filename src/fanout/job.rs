@@ -2,7 +2,7 @@
 //! take, and the credentials for every endpoint; with the defaults of the last two, and the
 //! bounds on how long a hung endpoint may hold a shard.
 
-use crate::client::Access;
+use crate::client::{Access, Layout};
 use crate::pb::{Shard, Square};
 use std::time::Duration;
 
@@ -44,6 +44,8 @@ pub struct FanoutJob {
     pub max_attempts: u32,
     /// Credentials and trust for every endpoint.
     pub access: Access,
+    /// How the enumerations' boards travel (records unless set otherwise).
+    pub layout: Layout,
 }
 
 impl FanoutJob {
@@ -66,6 +68,7 @@ impl FanoutJob {
             shards: shards.unwrap_or(SHARDS_PER_ENDPOINT * endpoints),
             max_attempts: max_attempts.max(1),
             access,
+            layout: Layout::default(),
         }
     }
 

@@ -235,7 +235,7 @@ impl Queens for QueensService {
         let items = messages.map(move |item| {
             if let Ok(batch) = &item {
                 let bytes = prost::Message::encoded_len(batch) as u64;
-                let boards = batch.bytes.len() as u64 / entry;
+                let boards = batch.boards(entry as usize);
                 boards_sent.increment(boards);
                 bytes_sent.increment(bytes);
                 if let Some(note) = &note {

@@ -52,15 +52,22 @@ impl Query {
             self.max_n,
         )?;
         let start_after = problem.check_start_after(&req.start_after)?;
-        let form = Form::of(req.compact, req.packed);
+        let form = Form::of(req.compact, req.packed, req.layout);
         let encoder = BoardEncoder::new(req.n, form);
         let per_board = encoder.entry_len();
         let room = self
             .max_message_bytes
             .saturating_sub(encoder.message_overhead());
         let most = (room / per_board).max(1);
+        // Front-coded messages aim at the same bytes on the wire: about a quarter of the
+        // records' (at n = 16), so four times the boards, which also spreads a decoder's
+        // cost per message (numpy's per column) over more boards.
+        let aim = match form {
+            Form::FrontCoded => 4 * self.default_batch_bytes,
+            _ => self.default_batch_bytes,
+        };
         let batch = match req.batch_size {
-            0 => self.default_batch_bytes / per_board,
+            0 => aim / per_board,
             asked => asked as usize,
         };
         Ok(Enumeration {

@@ -152,7 +152,13 @@ pub fn start<S: Send + 'static>(
     let plan = plan(&job, settings);
     let encoder = BoardEncoder::new(job.problem.n(), job.form);
     let entry_len = encoder.entry_len();
-    let packed = job.form == Form::Packed;
+    let packed = job.form.records();
+    let front = encoder.front_coded().then(|| {
+        (
+            job.problem.n() as usize,
+            crate::wire::front::FrontEncoder::default(),
+        )
+    });
     let produce = Production {
         problem: job.problem,
         start_after: job.start_after,
@@ -173,6 +179,7 @@ pub fn start<S: Send + 'static>(
         cutoffs: Cutoffs::start(stopping, settings.time_limit, deadline),
         entry_len,
         packed,
+        front,
         per_message: job.batch.max(1),
         limit: job.limit,
         flush: settings.flush_interval,

@@ -10,6 +10,7 @@ use super::encode::EncodedBatch;
 use super::end::{Cutoffs, End};
 use super::produce::{Producer, Take};
 use super::stall::send_within;
+use crate::wire::front::FrontEncoder;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
@@ -26,6 +27,8 @@ pub(super) struct Sender {
     pub(super) entry_len: usize,
     /// Messages carry packed records.
     pub(super) packed: bool,
+    /// Messages go out front coded: the board size and the encoder.
+    pub(super) front: Option<(usize, FrontEncoder)>,
     /// Boards per message.
     pub(super) per_message: usize,
     /// Boards to send at most.
@@ -127,9 +130,24 @@ impl Sender {
     /// Sends `batch` as one message, waiting for room in the channel.
     async fn send(&mut self, batch: &mut Vec<u8>) -> Result<(), End> {
         let capacity = self.per_message * self.entry_len;
-        let message = EncodedBatch {
-            bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
-            packed: self.packed,
+        let message = match &mut self.front {
+            // The records are coded into a new buffer; theirs is kept for the next message.
+            Some((n, encoder)) => {
+                let mut coded = Vec::with_capacity(batch.len() / 3);
+                encoder.encode(*n, batch, &mut coded);
+                let boards = (batch.len() / *n) as u32;
+                batch.clear();
+                EncodedBatch {
+                    bytes: coded,
+                    packed: true,
+                    front_coded: Some(boards),
+                }
+            }
+            None => EncodedBatch {
+                bytes: std::mem::replace(batch, Vec::with_capacity(capacity)),
+                packed: self.packed,
+                front_coded: None,
+            },
         };
         tokio::select! {
             sent = send_within(&self.tx, message, self.stall) => sent,

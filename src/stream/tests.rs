@@ -56,14 +56,24 @@ fn job(n: u32, fixed: &[Square], fundamental: bool, after: Option<Vec<u8>>) -> E
 /// Every message of a stream, in order, and how it ended.
 async fn drain(job: Enumeration, settings: &Settings, pool: &Pool) -> (Vec<Vec<u8>>, Option<End>) {
     let (_stop, stopping) = watch::channel(false);
-    let job_packed = job.form == Form::Packed;
+    let job_packed = job.form.records();
+    let (n, front) = (job.problem.n() as usize, job.form == Form::FrontCoded);
     let mut rx = start(job, settings, pool, (stopping, None), ());
     let mut messages = Vec::new();
     while let Some(item) = rx.next().await {
         match item {
             Ok(batch) => {
                 assert_eq!(batch.packed, job_packed);
-                messages.push(batch.bytes)
+                assert_eq!(batch.front_coded.is_some(), front);
+                // Front-coded messages are compared as the records they decode to.
+                let Some(boards) = batch.front_coded else {
+                    messages.push(batch.bytes);
+                    continue;
+                };
+                let mut records = Vec::new();
+                crate::wire::front::decode(n, boards as usize, &batch.bytes, &mut records)
+                    .expect("the stream's own front coding decodes");
+                messages.push(records);
             }
             Err(end) => return (messages, Some(end)),
         }
@@ -85,7 +95,7 @@ async fn every_plan_streams_exactly_the_search() {
     ];
     let pool = Pool::new(2);
     for base in cases {
-        for form in [Form::Compact, Form::Rows, Form::Packed] {
+        for form in [Form::Compact, Form::Rows, Form::Packed, Form::FrontCoded] {
             let job = Enumeration {
                 form,
                 ..base.clone()

@@ -73,6 +73,12 @@ export interface EnumerateOptions extends CountOptions {
   batchSize?: number;
   /** false: ask for Board messages (slower), yielded as packed records all the same. */
   packed?: boolean;
+  /**
+   * How packed boards travel: "records" (default) or "front-coded" (the prefix each board
+   * shares with the one before left out: about a quarter of the bytes at n = 16, for slow
+   * links), yielded as the same records.
+   */
+  layout?: "records" | "front-coded";
 }
 
 export interface CountResult {
@@ -104,3 +110,9 @@ export interface QueensClient {
 
 /** A client of the server at "host:port", "http://host:port" or "https://host:port". */
 export declare function createClient(target: string, options?: ClientOptions): QueensClient;
+
+/**
+ * The records (n bytes a board) of front-coded data (FrontCoded.data holding `boards` boards
+ * of size n); throws a RangeError when the data is malformed.
+ */
+export function decodeFrontCoded(n: number, boards: number, data: Uint8Array): Uint8Array;

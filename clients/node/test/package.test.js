@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { after, test } from "node:test";
-import { QueensError, Status, createClient } from "queens-client";
+import { QueensError, Status, createClient, decodeFrontCoded } from "queens-client";
 
 const client = createClient(process.env.QUEENS_ADDR);
 after(() => client.close());
@@ -234,12 +234,12 @@ async function countingProxy(target) {
   };
 }
 
-/** Every packed byte of Enumerate of n through a client made with `options`. */
-async function drain(address, n, options) {
+/** Every packed byte of Enumerate of n through a client made with `options` (and `asked`). */
+async function drain(address, n, options, asked = {}) {
   const drained = createClient(address, options);
   try {
     const parts = [];
-    for await (const bytes of drained.enumerate(n)) parts.push(Buffer.from(bytes));
+    for await (const bytes of drained.enumerate(n, asked)) parts.push(Buffer.from(bytes));
     return Buffer.concat(parts);
   } finally {
     drained.close();
@@ -259,5 +259,53 @@ test("compressed responses (gzip, the default) are the same boards in fewer byte
     assert.ok(compressedBytes * 2 < plainBytes, `${compressedBytes} of ${plainBytes} bytes`);
   } finally {
     proxy.close();
+  }
+});
+
+test("front-coded boards are the records in under a third of the bytes, compressed or not", async () => {
+  const proxy = await countingProxy(process.env.QUEENS_COMPRESS_ADDR);
+  try {
+    const plain = await drain(proxy.address, 12, { acceptCompression: false });
+    const plainBytes = proxy.received();
+    const coded = await drain(proxy.address, 12, { acceptCompression: false }, { layout: "front-coded" });
+    const codedBytes = proxy.received() - plainBytes;
+    assert.ok(coded.equals(plain), "the records of the plain stream");
+    assert.ok(codedBytes * 3 < plainBytes, `${codedBytes} of ${plainBytes} bytes`);
+    const both = await drain(proxy.address, 12, {}, { layout: "front-coded" });
+    assert.ok(both.equals(plain), "the records, under gzip too");
+  } finally {
+    proxy.close();
+  }
+});
+
+test("front-coded boards equal the records however asked; a bad layout is a TypeError", async () => {
+  const asks = [];
+  for (let n = 1; n <= 11; n++) asks.push([n, {}]);
+  asks.push([10, { batchSize: 7 }], [10, { batchSize: 1 }], [11, { fundamental: true }]);
+  asks.push([11, { startAfter: [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], limit: 300 }]);
+  asks.push([11, { shard: { index: 2, count: 5 }, batchSize: 100 }], [10, { fixed: [{ row: 0, column: 3 }] }]);
+  for (const [n, asked] of asks) {
+    const records = await drain(process.env.QUEENS_ADDR, n, {}, asked);
+    const coded = await drain(process.env.QUEENS_ADDR, n, {}, { ...asked, layout: "front-coded" });
+    assert.ok(coded.equals(records), `n = ${n} ${JSON.stringify(asked)}`);
+  }
+  await assert.rejects(async () => {
+    for await (const _ of client.enumerate(8, { layout: "rows" }));
+  }, TypeError);
+});
+
+test("decodeFrontCoded: n = 4's two boards; malformed data is a RangeError", () => {
+  // Prefixes 0 0; column 0: 1 2; column 1: 3 0; column 2: 0 3 (column 3 follows).
+  const good = Uint8Array.of(0x00, 0x12, 0x30, 0x03);
+  assert.deepEqual(Array.from(decodeFrontCoded(4, 2, good)), [1, 3, 0, 2, 2, 0, 3, 1]);
+  for (const [boards, data] of [
+    [2, good.subarray(0, 3)],
+    [3, good],
+    [1, good],
+    [2, Uint8Array.of(0x10, 0x12, 0x30, 0x03)],
+    [2, Uint8Array.of(0x00, 0x12, 0x34, 0x03)],
+    [1, new Uint8Array(0)],
+  ]) {
+    assert.throws(() => decodeFrontCoded(4, boards, data), RangeError);
   }
 });

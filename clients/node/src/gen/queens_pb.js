@@ -2,13 +2,13 @@
 // @generated from file queens.proto (package queens.v1, syntax proto3)
 /* eslint-disable */
 
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
 
 /**
  * Describes the file queens.proto.
  */
 export const file_queens = /*@__PURE__*/
-  fileDesc("CgxxdWVlbnMucHJvdG8SCXF1ZWVucy52MSIlCgZTcXVhcmUSCwoDcm93GAEgASgNEg4KBmNvbHVtbhgCIAEoDSIlCgVTaGFyZBINCgVpbmRleBgBIAEoDRINCgVjb3VudBgCIAEoDSLOAQoQRW51bWVyYXRlUmVxdWVzdBIJCgFuGAEgASgNEhMKC2Z1bmRhbWVudGFsGAIgASgIEiAKBWZpeGVkGAMgAygLMhEucXVlZW5zLnYxLlNxdWFyZRIfCgVzaGFyZBgEIAEoCzIQLnF1ZWVucy52MS5TaGFyZBITCgtzdGFydF9hZnRlchgFIAMoDRINCgVsaW1pdBgGIAEoBBISCgpiYXRjaF9zaXplGAcgASgNEg8KB2NvbXBhY3QYCCABKAgSDgoGcGFja2VkGAkgASgIIiYKBUJvYXJkEg8KB2NvbHVtbnMYASADKA0SDAoEcm93cxgCIAMoCSJFChFFbnVtZXJhdGVSZXNwb25zZRIgCgZib2FyZHMYASADKAsyEC5xdWVlbnMudjEuQm9hcmQSDgoGcGFja2VkGAIgASgMIlwKDENvdW50UmVxdWVzdBIJCgFuGAEgASgNEiAKBWZpeGVkGAIgAygLMhEucXVlZW5zLnYxLlNxdWFyZRIfCgVzaGFyZBgDIAEoCzIQLnF1ZWVucy52MS5TaGFyZCJ0Cg1Db3VudFJlc3BvbnNlEhEKCXNvbHV0aW9ucxgBIAEoBBIYCgtmdW5kYW1lbnRhbBgCIAEoBEgAiAEBEhcKCnR1cm5fZml4ZWQYAyABKARIAYgBAUIOCgxfZnVuZGFtZW50YWxCDQoLX3R1cm5fZml4ZWQizgEKC0NvdW50VXBkYXRlEhEKCXNvbHV0aW9ucxgBIAEoBBIYCgtmdW5kYW1lbnRhbBgCIAEoBEgAiAEBEhgKEHN1YnByb2JsZW1zX2RvbmUYAyABKAQSGQoRc3VicHJvYmxlbXNfdG90YWwYBCABKAQSFwoPZWxhcHNlZF9zZWNvbmRzGAUgASgBEgwKBGRvbmUYBiABKAgSFwoKdHVybl9maXhlZBgHIAEoBEgBiAEBQg4KDF9mdW5kYW1lbnRhbEINCgtfdHVybl9maXhlZDLSAQoGUXVlZW5zEkgKCUVudW1lcmF0ZRIbLnF1ZWVucy52MS5FbnVtZXJhdGVSZXF1ZXN0GhwucXVlZW5zLnYxLkVudW1lcmF0ZVJlc3BvbnNlMAESOgoFQ291bnQSFy5xdWVlbnMudjEuQ291bnRSZXF1ZXN0GhgucXVlZW5zLnYxLkNvdW50UmVzcG9uc2USQgoNQ291bnRQcm9ncmVzcxIXLnF1ZWVucy52MS5Db3VudFJlcXVlc3QaFi5xdWVlbnMudjEuQ291bnRVcGRhdGUwAWIGcHJvdG8z");
+  fileDesc("CgxxdWVlbnMucHJvdG8SCXF1ZWVucy52MSIlCgZTcXVhcmUSCwoDcm93GAEgASgNEg4KBmNvbHVtbhgCIAEoDSIlCgVTaGFyZBINCgVpbmRleBgBIAEoDRINCgVjb3VudBgCIAEoDSL3AQoQRW51bWVyYXRlUmVxdWVzdBIJCgFuGAEgASgNEhMKC2Z1bmRhbWVudGFsGAIgASgIEiAKBWZpeGVkGAMgAygLMhEucXVlZW5zLnYxLlNxdWFyZRIfCgVzaGFyZBgEIAEoCzIQLnF1ZWVucy52MS5TaGFyZBITCgtzdGFydF9hZnRlchgFIAMoDRINCgVsaW1pdBgGIAEoBBISCgpiYXRjaF9zaXplGAcgASgNEg8KB2NvbXBhY3QYCCABKAgSDgoGcGFja2VkGAkgASgIEicKBmxheW91dBgKIAEoDjIXLnF1ZWVucy52MS5QYWNrZWRMYXlvdXQiJgoFQm9hcmQSDwoHY29sdW1ucxgBIAMoDRIMCgRyb3dzGAIgAygJInEKEUVudW1lcmF0ZVJlc3BvbnNlEiAKBmJvYXJkcxgBIAMoCzIQLnF1ZWVucy52MS5Cb2FyZBIOCgZwYWNrZWQYAiABKAwSKgoLZnJvbnRfY29kZWQYAyABKAsyFS5xdWVlbnMudjEuRnJvbnRDb2RlZCIqCgpGcm9udENvZGVkEg4KBmJvYXJkcxgBIAEoDRIMCgRkYXRhGAIgASgMIlwKDENvdW50UmVxdWVzdBIJCgFuGAEgASgNEiAKBWZpeGVkGAIgAygLMhEucXVlZW5zLnYxLlNxdWFyZRIfCgVzaGFyZBgDIAEoCzIQLnF1ZWVucy52MS5TaGFyZCJ0Cg1Db3VudFJlc3BvbnNlEhEKCXNvbHV0aW9ucxgBIAEoBBIYCgtmdW5kYW1lbnRhbBgCIAEoBEgAiAEBEhcKCnR1cm5fZml4ZWQYAyABKARIAYgBAUIOCgxfZnVuZGFtZW50YWxCDQoLX3R1cm5fZml4ZWQizgEKC0NvdW50VXBkYXRlEhEKCXNvbHV0aW9ucxgBIAEoBBIYCgtmdW5kYW1lbnRhbBgCIAEoBEgAiAEBEhgKEHN1YnByb2JsZW1zX2RvbmUYAyABKAQSGQoRc3VicHJvYmxlbXNfdG90YWwYBCABKAQSFwoPZWxhcHNlZF9zZWNvbmRzGAUgASgBEgwKBGRvbmUYBiABKAgSFwoKdHVybl9maXhlZBgHIAEoBEgBiAEBQg4KDF9mdW5kYW1lbnRhbEINCgtfdHVybl9maXhlZCpICgxQYWNrZWRMYXlvdXQSGQoVUEFDS0VEX0xBWU9VVF9SRUNPUkRTEAASHQoZUEFDS0VEX0xBWU9VVF9GUk9OVF9DT0RFRBABMtIBCgZRdWVlbnMSSAoJRW51bWVyYXRlEhsucXVlZW5zLnYxLkVudW1lcmF0ZVJlcXVlc3QaHC5xdWVlbnMudjEuRW51bWVyYXRlUmVzcG9uc2UwARI6CgVDb3VudBIXLnF1ZWVucy52MS5Db3VudFJlcXVlc3QaGC5xdWVlbnMudjEuQ291bnRSZXNwb25zZRJCCg1Db3VudFByb2dyZXNzEhcucXVlZW5zLnYxLkNvdW50UmVxdWVzdBoWLnF1ZWVucy52MS5Db3VudFVwZGF0ZTABYgZwcm90bzM");
 
 /**
  * Describes the message queens.v1.Square.
@@ -46,25 +46,46 @@ export const EnumerateResponseSchema = /*@__PURE__*/
   messageDesc(file_queens, 4);
 
 /**
+ * Describes the message queens.v1.FrontCoded.
+ * Use `create(FrontCodedSchema)` to create a new message.
+ */
+export const FrontCodedSchema = /*@__PURE__*/
+  messageDesc(file_queens, 5);
+
+/**
  * Describes the message queens.v1.CountRequest.
  * Use `create(CountRequestSchema)` to create a new message.
  */
 export const CountRequestSchema = /*@__PURE__*/
-  messageDesc(file_queens, 5);
+  messageDesc(file_queens, 6);
 
 /**
  * Describes the message queens.v1.CountResponse.
  * Use `create(CountResponseSchema)` to create a new message.
  */
 export const CountResponseSchema = /*@__PURE__*/
-  messageDesc(file_queens, 6);
+  messageDesc(file_queens, 7);
 
 /**
  * Describes the message queens.v1.CountUpdate.
  * Use `create(CountUpdateSchema)` to create a new message.
  */
 export const CountUpdateSchema = /*@__PURE__*/
-  messageDesc(file_queens, 7);
+  messageDesc(file_queens, 8);
+
+/**
+ * Describes the enum queens.v1.PackedLayout.
+ */
+export const PackedLayoutSchema = /*@__PURE__*/
+  enumDesc(file_queens, 0);
+
+/**
+ * The layouts of packed boards in EnumerateResponse.
+ *
+ * @generated from enum queens.v1.PackedLayout
+ */
+export const PackedLayout = /*@__PURE__*/
+  tsEnum(PackedLayoutSchema);
 
 /**
  * N-Queens as a service: n queens on an n×n board, no two sharing a row,

@@ -24,11 +24,10 @@ async fn drain(client: &mut Client, request: EnumerateRequest) -> Result<Vec<Vec
     let mut boards = Vec::new();
     loop {
         match stream.message().await {
-            Ok(Some(m)) => boards.extend(
-                queens::client::records(n, &m)
-                    .chunks_exact(n)
-                    .map(<[u8]>::to_vec),
-            ),
+            Ok(Some(m)) => {
+                let records = queens::client::records(n, &m).map_err(|s| failed(&s))?;
+                boards.extend(records.chunks_exact(n).map(<[u8]>::to_vec));
+            }
             Ok(None) => return Ok(boards),
             Err(s) => return Err(failed(&s)),
         }

@@ -24,29 +24,33 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cqueens.proto\x12\tqueens.v1\"%\n\x06Square\x12\x0b\n\x03row\x18\x01 \x01(\r\x12\x0e\n\x06\x63olumn\x18\x02 \x01(\r\"%\n\x05Shard\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"\xce\x01\n\x10\x45numerateRequest\x12\t\n\x01n\x18\x01 \x01(\r\x12\x13\n\x0b\x66undamental\x18\x02 \x01(\x08\x12 \n\x05\x66ixed\x18\x03 \x03(\x0b\x32\x11.queens.v1.Square\x12\x1f\n\x05shard\x18\x04 \x01(\x0b\x32\x10.queens.v1.Shard\x12\x13\n\x0bstart_after\x18\x05 \x03(\r\x12\r\n\x05limit\x18\x06 \x01(\x04\x12\x12\n\nbatch_size\x18\x07 \x01(\r\x12\x0f\n\x07\x63ompact\x18\x08 \x01(\x08\x12\x0e\n\x06packed\x18\t \x01(\x08\"&\n\x05\x42oard\x12\x0f\n\x07\x63olumns\x18\x01 \x03(\r\x12\x0c\n\x04rows\x18\x02 \x03(\t\"E\n\x11\x45numerateResponse\x12 \n\x06\x62oards\x18\x01 \x03(\x0b\x32\x10.queens.v1.Board\x12\x0e\n\x06packed\x18\x02 \x01(\x0c\"\\\n\x0c\x43ountRequest\x12\t\n\x01n\x18\x01 \x01(\r\x12 \n\x05\x66ixed\x18\x02 \x03(\x0b\x32\x11.queens.v1.Square\x12\x1f\n\x05shard\x18\x03 \x01(\x0b\x32\x10.queens.v1.Shard\"t\n\rCountResponse\x12\x11\n\tsolutions\x18\x01 \x01(\x04\x12\x18\n\x0b\x66undamental\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x17\n\nturn_fixed\x18\x03 \x01(\x04H\x01\x88\x01\x01\x42\x0e\n\x0c_fundamentalB\r\n\x0b_turn_fixed\"\xce\x01\n\x0b\x43ountUpdate\x12\x11\n\tsolutions\x18\x01 \x01(\x04\x12\x18\n\x0b\x66undamental\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x18\n\x10subproblems_done\x18\x03 \x01(\x04\x12\x19\n\x11subproblems_total\x18\x04 \x01(\x04\x12\x17\n\x0f\x65lapsed_seconds\x18\x05 \x01(\x01\x12\x0c\n\x04\x64one\x18\x06 \x01(\x08\x12\x17\n\nturn_fixed\x18\x07 \x01(\x04H\x01\x88\x01\x01\x42\x0e\n\x0c_fundamentalB\r\n\x0b_turn_fixed2\xd2\x01\n\x06Queens\x12H\n\tEnumerate\x12\x1b.queens.v1.EnumerateRequest\x1a\x1c.queens.v1.EnumerateResponse0\x01\x12:\n\x05\x43ount\x12\x17.queens.v1.CountRequest\x1a\x18.queens.v1.CountResponse\x12\x42\n\rCountProgress\x12\x17.queens.v1.CountRequest\x1a\x16.queens.v1.CountUpdate0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cqueens.proto\x12\tqueens.v1\"%\n\x06Square\x12\x0b\n\x03row\x18\x01 \x01(\r\x12\x0e\n\x06\x63olumn\x18\x02 \x01(\r\"%\n\x05Shard\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"\xf7\x01\n\x10\x45numerateRequest\x12\t\n\x01n\x18\x01 \x01(\r\x12\x13\n\x0b\x66undamental\x18\x02 \x01(\x08\x12 \n\x05\x66ixed\x18\x03 \x03(\x0b\x32\x11.queens.v1.Square\x12\x1f\n\x05shard\x18\x04 \x01(\x0b\x32\x10.queens.v1.Shard\x12\x13\n\x0bstart_after\x18\x05 \x03(\r\x12\r\n\x05limit\x18\x06 \x01(\x04\x12\x12\n\nbatch_size\x18\x07 \x01(\r\x12\x0f\n\x07\x63ompact\x18\x08 \x01(\x08\x12\x0e\n\x06packed\x18\t \x01(\x08\x12\'\n\x06layout\x18\n \x01(\x0e\x32\x17.queens.v1.PackedLayout\"&\n\x05\x42oard\x12\x0f\n\x07\x63olumns\x18\x01 \x03(\r\x12\x0c\n\x04rows\x18\x02 \x03(\t\"q\n\x11\x45numerateResponse\x12 \n\x06\x62oards\x18\x01 \x03(\x0b\x32\x10.queens.v1.Board\x12\x0e\n\x06packed\x18\x02 \x01(\x0c\x12*\n\x0b\x66ront_coded\x18\x03 \x01(\x0b\x32\x15.queens.v1.FrontCoded\"*\n\nFrontCoded\x12\x0e\n\x06\x62oards\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"\\\n\x0c\x43ountRequest\x12\t\n\x01n\x18\x01 \x01(\r\x12 \n\x05\x66ixed\x18\x02 \x03(\x0b\x32\x11.queens.v1.Square\x12\x1f\n\x05shard\x18\x03 \x01(\x0b\x32\x10.queens.v1.Shard\"t\n\rCountResponse\x12\x11\n\tsolutions\x18\x01 \x01(\x04\x12\x18\n\x0b\x66undamental\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x17\n\nturn_fixed\x18\x03 \x01(\x04H\x01\x88\x01\x01\x42\x0e\n\x0c_fundamentalB\r\n\x0b_turn_fixed\"\xce\x01\n\x0b\x43ountUpdate\x12\x11\n\tsolutions\x18\x01 \x01(\x04\x12\x18\n\x0b\x66undamental\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x18\n\x10subproblems_done\x18\x03 \x01(\x04\x12\x19\n\x11subproblems_total\x18\x04 \x01(\x04\x12\x17\n\x0f\x65lapsed_seconds\x18\x05 \x01(\x01\x12\x0c\n\x04\x64one\x18\x06 \x01(\x08\x12\x17\n\nturn_fixed\x18\x07 \x01(\x04H\x01\x88\x01\x01\x42\x0e\n\x0c_fundamentalB\r\n\x0b_turn_fixed*H\n\x0cPackedLayout\x12\x19\n\x15PACKED_LAYOUT_RECORDS\x10\x00\x12\x1d\n\x19PACKED_LAYOUT_FRONT_CODED\x10\x01\x32\xd2\x01\n\x06Queens\x12H\n\tEnumerate\x12\x1b.queens.v1.EnumerateRequest\x1a\x1c.queens.v1.EnumerateResponse0\x01\x12:\n\x05\x43ount\x12\x17.queens.v1.CountRequest\x1a\x18.queens.v1.CountResponse\x12\x42\n\rCountProgress\x12\x17.queens.v1.CountRequest\x1a\x16.queens.v1.CountUpdate0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'queens_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_PACKEDLAYOUT']._serialized_start=975
+  _globals['_PACKEDLAYOUT']._serialized_end=1047
   _globals['_SQUARE']._serialized_start=27
   _globals['_SQUARE']._serialized_end=64
   _globals['_SHARD']._serialized_start=66
   _globals['_SHARD']._serialized_end=103
   _globals['_ENUMERATEREQUEST']._serialized_start=106
-  _globals['_ENUMERATEREQUEST']._serialized_end=312
-  _globals['_BOARD']._serialized_start=314
-  _globals['_BOARD']._serialized_end=352
-  _globals['_ENUMERATERESPONSE']._serialized_start=354
-  _globals['_ENUMERATERESPONSE']._serialized_end=423
-  _globals['_COUNTREQUEST']._serialized_start=425
-  _globals['_COUNTREQUEST']._serialized_end=517
-  _globals['_COUNTRESPONSE']._serialized_start=519
-  _globals['_COUNTRESPONSE']._serialized_end=635
-  _globals['_COUNTUPDATE']._serialized_start=638
-  _globals['_COUNTUPDATE']._serialized_end=844
-  _globals['_QUEENS']._serialized_start=847
-  _globals['_QUEENS']._serialized_end=1057
+  _globals['_ENUMERATEREQUEST']._serialized_end=353
+  _globals['_BOARD']._serialized_start=355
+  _globals['_BOARD']._serialized_end=393
+  _globals['_ENUMERATERESPONSE']._serialized_start=395
+  _globals['_ENUMERATERESPONSE']._serialized_end=508
+  _globals['_FRONTCODED']._serialized_start=510
+  _globals['_FRONTCODED']._serialized_end=552
+  _globals['_COUNTREQUEST']._serialized_start=554
+  _globals['_COUNTREQUEST']._serialized_end=646
+  _globals['_COUNTRESPONSE']._serialized_start=648
+  _globals['_COUNTRESPONSE']._serialized_end=764
+  _globals['_COUNTUPDATE']._serialized_start=767
+  _globals['_COUNTUPDATE']._serialized_end=973
+  _globals['_QUEENS']._serialized_start=1050
+  _globals['_QUEENS']._serialized_end=1260
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,10 @@
 //! The conversions between the generated wire messages (`crate::pb`) and the solver's types of
 //! the same fields, used by the service and the client side alike. No validation lives here:
 //! a converted question is checked by the solver's `Problem` and the service's `Query`.
+//! Also the front-coded layout of packed boards ([`front`]), written by the server's stream
+//! and read by the clients.
+
+pub mod front;
 
 use crate::pb;
 use crate::solver::{Counts, Shard, Square};
