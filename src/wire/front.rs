@@ -56,7 +56,10 @@ impl FrontEncoder {
     /// Appends to `out` the `data` of the `FrontCoded` message holding `records`: whole
     /// `n`-byte records (1 <= n <= 32), each a permutation of 0 .. n-1.
     pub fn encode(&mut self, n: usize, records: &[u8], out: &mut Vec<u8>) {
-        assert!(n >= 1 && records.len().is_multiple_of(n), "whole records of n = {n}");
+        assert!(
+            n >= 1 && records.len().is_multiple_of(n),
+            "whole records of n = {n}"
+        );
         let boards = records.len() / n;
         let units = &mut self.units;
         units.clear();
