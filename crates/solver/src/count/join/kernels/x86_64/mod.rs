@@ -96,7 +96,7 @@ pub(super) mod avx512;
 /// then stand in. Two kernels are AVX-512's alone, the other tiers running the portable
 /// one: `avx512 only:` (the tails' last row), and `gfni only:` for the one that needs the
 /// GFNI and AVX-512 byte instructions as well (the split bit's sample), run where the
-/// tier has them ([`Tier::gfni`]).
+/// tier has them ([`Tier::gfni`](crate::simd::Tier::gfni)).
 macro_rules! by_tier {
     ($tier:expr, $kernel:ident($($arg:expr),* $(,)?)) => {
         match $tier.kind() {
