@@ -14,8 +14,21 @@ const BUCKETS: [f64; 12] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
 ];
 
-/// Bucket bounds of `queens_search_wait_seconds`, in seconds: a small search's wait for its
-/// place, from half a millisecond (places free as fast as small searches end) to the default
+/// The small searches' waits, histograms in seconds over [`WAIT_BUCKETS`]: their names and
+/// what each measures.
+const WAITS: [(&str, &str); 2] = [
+    (
+        "queens_search_wait_seconds",
+        "How long small searches that waited for a place waited.",
+    ),
+    (
+        "queens_small_count_turn_wait_seconds",
+        "How long small counts waited for their turn on the CPU, taken by clients in rotation.",
+    ),
+];
+
+/// Bucket bounds of the small searches' waits ([`WAITS`]), in seconds: from half a
+/// millisecond (places free as fast as small searches end) to the default
 /// `--small-search-wait` of 1 s and past it.
 const WAIT_BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
@@ -35,21 +48,16 @@ pub fn installed() -> bool {
 /// Serves `/metrics` on `addr` (a listener of its own) and starts refreshing process
 /// metrics. Must run inside the Tokio runtime; at most once per process.
 pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
-    PrometheusBuilder::new()
+    let mut builder = PrometheusBuilder::new()
         .with_http_listener(addr)
         .set_buckets_for_metric(
             Matcher::Full("grpc_server_handling_seconds".to_string()),
             &BUCKETS,
-        )?
-        .set_buckets_for_metric(
-            Matcher::Full("queens_search_wait_seconds".to_string()),
-            &WAIT_BUCKETS,
-        )?
-        .set_buckets_for_metric(
-            Matcher::Full("queens_small_count_turn_wait_seconds".to_string()),
-            &WAIT_BUCKETS,
-        )?
-        .install()?;
+        )?;
+    for (name, _) in WAITS {
+        builder = builder.set_buckets_for_metric(Matcher::Full(name.to_string()), &WAIT_BUCKETS)?;
+    }
+    builder.install()?;
     INSTALLED.store(true, std::sync::atomic::Ordering::Relaxed);
     metrics::describe_counter!("grpc_server_started_total", "RPCs started on the server.");
     metrics::describe_counter!(
@@ -81,16 +89,9 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
         "queens_searches_waited_total",
         "Small searches that waited for a place, admitted or refused after the wait."
     );
-    metrics::describe_histogram!(
-        "queens_search_wait_seconds",
-        metrics::Unit::Seconds,
-        "How long small searches that waited for a place waited."
-    );
-    metrics::describe_histogram!(
-        "queens_small_count_turn_wait_seconds",
-        metrics::Unit::Seconds,
-        "How long small counts waited for their turn on the CPU, taken by clients in rotation."
-    );
+    for (name, help) in WAITS {
+        metrics::describe_histogram!(name, metrics::Unit::Seconds, help);
+    }
     metrics::describe_counter!(
         "queens_searches_refused_total",
         "Searches refused, by size and reason (max_searches, max_searches_per_client, max_small_searches, max_small_searches_per_client, max_memory, shutting_down)."

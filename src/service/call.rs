@@ -22,6 +22,14 @@ pub enum ClientId {
     Local,
 }
 
+#[cfg(test)]
+impl ClientId {
+    /// The client at 127.0.0.`last`, for the service's unit tests.
+    pub(crate) fn loopback(last: u8) -> ClientId {
+        ClientId::Address(std::net::IpAddr::from([127, 0, 0, last]))
+    }
+}
+
 impl std::fmt::Display for ClientId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

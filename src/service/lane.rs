@@ -201,8 +201,9 @@ impl Lane {
 mod tests {
     use super::*;
 
+    /// The client at 127.0.0.`last`.
     fn ip(last: u8) -> ClientId {
-        ClientId::Address(std::net::IpAddr::from([127, 0, 0, last]))
+        ClientId::loopback(last)
     }
 
     /// A client waits for its own share, not the server's, and is refused naming its share

@@ -175,8 +175,9 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// The client at 127.0.0.`last`.
     fn ip(last: u8) -> ClientId {
-        ClientId::Address(std::net::IpAddr::from([127, 0, 0, last]))
+        ClientId::loopback(last)
     }
 
     /// A client holding a turn does not take the last free one: a newcomer does, at once.
