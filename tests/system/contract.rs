@@ -4,8 +4,10 @@
 //!
 //! - `buf lint` and `buf format --diff --exit-code` pass;
 //! - `buf breaking` passes against the proto as it was before its last committed change: the
-//!   first parent of the last commit that touched `proto/`, read by buf from this repository's
-//!   git (`<git dir>#ref=<commit>,subdir=proto`). On a commit that changes the proto that is
+//!   first parent of the last commit that touched `proto/`, its `proto/` written out by git
+//!   under `target/contract/` (buf is not asked to read git itself: it clones the repository
+//!   with its own git settings, which refuse a checkout owned by another user, as the system
+//!   tests' checkout is under CI). On a commit that changes the proto that is
 //!   HEAD~1, the previous commit; on any later commit it still checks the latest change (HEAD~1's
 //!   proto would be the same as HEAD's). While `proto/` has uncommitted changes, it also passes
 //!   against HEAD's. A full clone has that history; a shallow one may not, and then the test
@@ -142,22 +144,47 @@ fn lint_and_format_pass() {
 }
 
 /// `buf breaking` passes against the proto before its last committed change (and HEAD's, while
-/// there are uncommitted changes), read from this repository's git.
+/// there are uncommitted changes), written out from this repository's git.
 #[test]
 fn compatible_with_the_previous_contract() {
-    let git_dir = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .expect("git rev-parse --git-common-dir");
     let baselines = baselines();
     for (commit, why) in &baselines {
         eprintln!("against {commit}: {why}");
-        let against = format!("{git_dir}#ref={commit},subdir=proto");
-        let run = buf(&["breaking", "--against", &against]);
+        let against = export(commit);
+        let against = against.to_str().expect("a UTF-8 path");
+        let run = buf(&["breaking", "--against", against]);
         assert!(
             run.success(),
             "buf breaking against {why} ({commit}):\n{}",
             run.output()
         );
     }
+}
+
+/// A workspace `target/contract/at-<commit>` holding today's `buf.yaml` and `proto/` as it was
+/// at `commit`, every file of it as git has it; its path relative to the repository.
+fn export(commit: &str) -> PathBuf {
+    let repo = tools::repo();
+    let dir = tools::target_dir()
+        .join("contract")
+        .join(format!("at-{commit}"));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("remove an old export");
+    }
+    let files = git(&["ls-tree", "-r", "--name-only", commit, "--", "proto"])
+        .expect("git ls-tree of the baseline's proto/");
+    assert!(!files.is_empty(), "{commit} has no files under proto/");
+    for file in files.lines() {
+        let text = git(&["show", &format!("{commit}:{file}")]).expect("git show");
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().expect("a file under proto/"))
+            .expect("create the export");
+        std::fs::write(&path, text + "\n").expect("write the export");
+    }
+    std::fs::copy(repo.join("buf.yaml"), dir.join("buf.yaml")).expect("copy buf.yaml");
+    dir.strip_prefix(&repo)
+        .map(Path::to_path_buf)
+        .unwrap_or(dir)
 }
 
 /// The checks bite: a renumbered field and a renamed field break the contract (by the rules
@@ -205,11 +232,23 @@ fn the_checks_catch_breaking_changes() {
     }
 
     let uncommented = copy_with("uncommented", |p| {
-        let line = p
-            .lines()
-            .find(|l| l.trim_start().starts_with("// Board size"))
-            .expect("the doc comment of n");
-        replace_first(p, &format!("{line}\n"), "")
+        // The whole comment above EnumerateRequest.n, however many lines it runs to.
+        let lines: Vec<&str> = p.lines().collect();
+        let field = lines
+            .iter()
+            .position(|l| l.trim() == "uint32 n = 1;")
+            .expect("the field n");
+        let mut first = field;
+        while first > 0 && lines[first - 1].trim_start().starts_with("//") {
+            first -= 1;
+        }
+        assert!(first < field, "n has no doc comment to remove");
+        let kept: Vec<&str> = lines[..first]
+            .iter()
+            .chain(&lines[field..])
+            .copied()
+            .collect();
+        kept.join("\n") + "\n"
     });
     let uncommented = uncommented.to_str().expect("a UTF-8 path");
     let run = buf(&["lint", uncommented, "--error-format", "json"]);

@@ -94,6 +94,10 @@ impl Cluster {
             "munged",
             Command::new(sbin("munged"))
                 .arg("--foreground")
+                // munged refuses files under a folder owned by another user, as the checkout
+                // is when CI runs the system tests as root in its ordinary user's copy;
+                // `--force` makes that a warning (a throwaway cluster on loopback).
+                .arg("--force")
                 .arg(format!("--socket={}", socket.display()))
                 .arg(format!("--key-file={}", munge.join("munge.key").display()))
                 .arg(format!("--log-file={}", munge.join("munged.log").display()))
