@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn the_page_in_a_real_browser() {
     tools::apt_packages(&["chromium"]);
     let modules = tools::web_modules();

@@ -246,6 +246,7 @@ pub(crate) fn builder_base(mirror: &str) -> String {
 
 /// The mirror is found in deb822 and one-line apt sources alike.
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn mirrors_are_read_from_both_apt_formats() {
     let deb822 = "Types: deb\nURIs: http://deb.debian.org/debian-security\n\
                   Suites: bookworm-security\n\nTypes: deb deb-src\n\

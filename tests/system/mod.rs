@@ -1,8 +1,9 @@
-//! The system tests, compiled only with `--features system-tests`: what needs root, Debian's
+//! The system tests, compiled with the suite but marked ignored: what needs root, Debian's
 //! packages or daemons, or a toolchain beyond stable Rust. Each installs what it needs when
 //! run as root (Debian's packages through `tools::apt_packages`, PyPI tools under `target/`),
 //! or fails with one line saying what to install; none is skipped. Run them with
-//! `cargo test --features system-tests --test suite system::`.
+//! `cargo test --test suite system:: -- --ignored` (the everyday `cargo test` lists them as
+//! ignored and builds the same binary, so running them afterwards builds nothing).
 //!
 //! - `deploy_image`: the container image built from `deploy/Dockerfile` with Docker and run,
 //!   and hadolint on the Dockerfile (`deploy_bases`: its Debian base images, made locally);

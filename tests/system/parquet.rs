@@ -12,6 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn data_tools_read_the_parquet_files() {
     let python = tools::data_tools_bin().join("python");
     let server = ServerProcess::start(&[]);

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 /// The exposition after a Count and an Enumerate is valid for Prometheus's own checker.
 #[tokio::test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 async fn promtool_accepts_the_exposition() {
     tools::apt_packages(&["prometheus"]);
     let text = scrape_after_a_count_and_a_stream().await;
@@ -35,6 +36,7 @@ async fn promtool_accepts_the_exposition() {
 /// A real Prometheus server scrapes the service every second; its HTTP API then answers
 /// `grpc_server_handled_total` with the calls made.
 #[tokio::test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 async fn prometheus_scrapes_the_service() {
     tools::apt_packages(&["prometheus"]);
     let (port, server, mut client) = metered_server().await;

@@ -34,6 +34,7 @@ fn nightly_cargo() -> Command {
 
 /// The library's unit tests pass under AddressSanitizer with no report.
 #[test]
+#[ignore = "a system test: needs root; `cargo test --test suite system:: -- --ignored`"]
 fn unit_tests_pass_under_address_sanitizer() {
     let version = tools::run_bounded(nightly_cargo().args(["--version"]), Duration::from_secs(60));
     assert!(
