@@ -93,8 +93,16 @@ fn commit() -> String {
         println!("cargo:rerun-if-changed={path}");
     }
     // Untracked files are left out: a new source file is named by a tracked one, which then
-    // differs. When git cannot tell, the commit stands alone.
-    match git(&["status", "--porcelain", "--untracked-files=no"]) {
+    // differs. When git cannot tell, the commit stands alone. `--no-optional-locks` keeps
+    // git from refreshing the index it reads: a refreshed index is newer than this run, so
+    // the next cargo command (another user's, the benches') would run this script and
+    // rebuild the package again for nothing.
+    match git(&[
+        "--no-optional-locks",
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+    ]) {
         Some(changes) if !changes.is_empty() => format!("{head}-dirty"),
         _ => head,
     }
