@@ -62,6 +62,7 @@ impl Tables {
             piece,
             tier,
             cancel,
+            share: None,
         };
         self.sieve_pairs(task, work)
     }

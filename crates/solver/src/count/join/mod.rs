@@ -39,6 +39,7 @@
 //! - `wide.rs`: the wide path: a key's halves chunk by chunk against each other.
 //! - `halves.rs`: the tables' path: a key's halves made from the tables and sieved.
 //! - `work.rs`: what an engine is asked of a key (`Task`) and keeps from key to key (`Work`).
+//! - `share.rs`: a wide key shared by the engines: its chunks' cursor, its last chunk's offer.
 //! - `bands.rs`: a key's own bands on the wide path, and the halves they make.
 //! - `tables.rs`: the tables of a board size, built a row at a time.
 //! - `sieve.rs`: a key's pairs counted by splitting on shared bits; a key cut in pieces.
@@ -68,6 +69,7 @@ mod memory;
 mod narrow;
 mod path;
 mod sample;
+mod share;
 mod shared;
 mod sieve;
 mod sizes;
@@ -88,6 +90,7 @@ pub(crate) use self::sizes::TABLES_MAX;
 use self::sizes::MAX;
 
 use self::keys::{Key, key_count, shard_keys_into};
+use self::share::Share;
 use self::shared::{Shared, with_tables};
 use self::sieve::Piece;
 use self::tables::build_steps;
@@ -198,10 +201,20 @@ pub(super) fn parts(
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
     let pieces = pieces(keys.len(), options.threads);
+    // On the wide path the engines share whole keys (not recounted) once they run out of
+    // parts: one helping part per engine but one, after every other part.
+    let (wide, recount) = (n > TABLES_MAX && pieces == [Piece::Whole], options.recount);
+    let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
+    let helpers = if keys.iter().any(shared) {
+        options.threads - 1
+    } else {
+        0
+    };
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned = build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len()) as u64;
+    let planned =
+        build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len() + helpers) as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let turns: Vec<Part> = turns
         .into_iter()
@@ -237,7 +250,7 @@ pub(super) fn parts(
     let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts
-            .try_reserve_exact(keys.len() * pieces.len() + openings)
+            .try_reserve_exact(keys.len() * pieces.len() + openings + helpers)
             .is_err()
         {
             return Err(out_of_memory);
@@ -245,6 +258,7 @@ pub(super) fn parts(
         // Piece by piece over the keys, the larger side of each cut first: the smaller
         // ones then fill the engines' last gaps.
         let mut checks = searched.iter().peekable();
+        let mut shares = Vec::new();
         for &piece in pieces {
             for &key in &keys {
                 let check = match recount {
@@ -256,8 +270,12 @@ pub(super) fn parts(
                     }
                     _ => None,
                 };
+                let share = shared(&key).then(|| Arc::new(Share::new(key)));
+                shares.extend(share.clone());
                 let (tables, works) = (tables.clone(), works.clone());
-                parts.push(Part(Kind::Key(tables, key, piece, tier, works, check)));
+                parts.push(Part(Kind::Key(
+                    tables, key, piece, tier, works, check, share,
+                )));
             }
             checks = searched.iter().peekable();
         }
@@ -266,6 +284,11 @@ pub(super) fn parts(
                 let searching = Kind::Search(check.clone(), opening, recounts.clone());
                 parts.push(Part(searching));
             }
+        }
+        let shares: Arc<[Arc<Share>]> = shares.into();
+        for _ in 0..helpers {
+            let helping = Kind::Help(tables.clone(), tier, works.clone(), shares.clone());
+            parts.push(Part(helping));
         }
         Ok(parts)
     };
@@ -339,8 +362,21 @@ enum Kind {
     Turns(u32, Arc<Progress>),
     /// One key's solutions, or a piece's of them: its weighted pairs times the key's
     /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
-    /// ones; when the key is recounted, how ([`Again`]).
-    Key(Arc<Shared>, Key, Piece, Tier, Arc<Works>, Option<Again>),
+    /// ones; when the key is recounted, how ([`Again`]); on the wide path, its [`Share`]
+    /// when engines out of parts may join it.
+    Key(
+        Arc<Shared>,
+        Key,
+        Piece,
+        Tier,
+        Arc<Works>,
+        Option<Again>,
+        Option<Arc<Share>>,
+    ),
+    /// After every other part, an engine out of them joining the shared keys of the count
+    /// (`Wide::help`): the solutions of what it takes of them, in this CPU's tier, its lists
+    /// taken from the count's engines' ones.
+    Help(Arc<Shared>, Tier, Arc<Works>, Arc<[Arc<Share>]>),
     /// One opening of a checked key's search (the queens of its first two rows, as
     /// columns' bits): none of the count's solutions (the key's join parts count them),
     /// only its share of the check, and the progress that counts the checks and their time.
@@ -447,6 +483,8 @@ impl Subproblem for Part {
         match &self.0 {
             Kind::Turns(..) => 0,
             Kind::Key(_, key, ..) => key.weight,
+            // It hands on its keys' pairs already weighed.
+            Kind::Help(..) => 1,
             Kind::Search(..) => 0,
         }
     }
@@ -459,7 +497,7 @@ impl Subproblem for Part {
     fn steps(&self, n: u32) -> u64 {
         match self.0 {
             Kind::Turns(..) => 1 + ticks(n),
-            Kind::Key(..) | Kind::Search(..) => 1,
+            Kind::Key(..) | Kind::Search(..) | Kind::Help(..) => 1,
         }
     }
 
@@ -480,7 +518,7 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, piece, tier, works, again) => {
+            Kind::Key(tables, key, piece, tier, works, again, share) => {
                 let other = match again {
                     Some(Again::Tier(other, progress)) => Some((*other, &**progress)),
                     _ => None,
@@ -491,6 +529,7 @@ impl Subproblem for Part {
                     piece,
                     tier,
                     cancel,
+                    share: share.as_deref(),
                 };
                 let pairs = key_pairs(tables, task, other, works, tally)?;
                 match again {
@@ -507,6 +546,15 @@ impl Subproblem for Part {
                 }
                 Ok(Partial {
                     solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
+                    classes: 0,
+                })
+            }
+            Kind::Help(tables, tier, works, shares) => {
+                let mut work = works.take();
+                let helped = tables.join.help(shares, *tier, cancel, &mut work, tally);
+                works.give(work);
+                Ok(Partial {
+                    solutions: helped?,
                     classes: 0,
                 })
             }

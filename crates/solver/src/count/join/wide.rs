@@ -22,16 +22,16 @@ use super::bands::KeyBands;
 use super::keys::Key;
 use super::memory::Allowance;
 use super::sample::densest;
+use super::share::{Help, Offer, Share};
 use super::sieve::{Piece, Sieve};
 use super::sizes::Sizes;
 use super::word::{Layout, mirror, sort_by_byte};
 use super::work::{Task, Work};
 use crate::counts::CountError;
-#[cfg(test)]
+use crate::pool::give_way;
 use crate::simd::Tier;
-#[cfg(test)]
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
 /// [`CHUNK`] words, the key's bands, up to about 360 MiB at n = 28, and the sieve's blocks).
@@ -50,6 +50,11 @@ pub(crate) const CHUNK: usize = 1 << 24;
 /// first ones its bands make, the same whatever the chunks and the engine's room.
 const CUT_SAMPLE: usize = 1 << 12;
 
+/// Top halves a shared key's last chunk holds at least for its engine to offer a side of
+/// it to an engine out of parts ([`Offer`]): below that the helper's own bands and halves
+/// would cost more than it spares.
+pub(super) const OFFER_MIN: usize = 1 << 16;
+
 /// The join of one size on the wide path: no tables, only the board's sizes and how long a
 /// key's lists grow.
 pub(super) struct Wide {
@@ -57,6 +62,8 @@ pub(super) struct Wide {
     pub(super) sizes: Sizes,
     /// The most words a key's list holds at once.
     pub(super) chunk: usize,
+    /// The fewest top halves a shared key's last chunk offers a side of ([`OFFER_MIN`]).
+    pub(super) offer_min: usize,
 }
 
 impl Wide {
@@ -65,16 +72,35 @@ impl Wide {
         Wide {
             sizes: Sizes::new(n),
             chunk,
+            offer_min: OFFER_MIN,
         }
     }
 
     /// The fitting pairs of the task's key's halves on the wide path (its piece's), its
     /// lists in `work` (see the module), each chunk pair's handed to `tally` as it is
-    /// counted; `Cancelled` if the task's flag is raised meanwhile, `OutOfMemory` if the
-    /// bands or not one half fit what `work`'s allowance has left.
+    /// counted; with the task's share, only those of the chunks this engine takes from it
+    /// (and of the offered side of the last one, when no helper took it). `Cancelled` if the
+    /// task's flag is raised meanwhile, `OutOfMemory` if the bands or not one half fit what
+    /// `work`'s allowance has left.
     pub(super) fn pairs(
         &self,
         task: Task,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        let counted = self.pairs_of(task, None, work, tally);
+        if let (Err(_), Some(share)) = (&counted, task.share) {
+            share.settle();
+        }
+        counted
+    }
+
+    /// [`Wide::pairs`], or with an `offer` the pairs of that side of a chunk (the task's
+    /// piece `With`).
+    pub(super) fn pairs_of(
+        &self,
+        task: Task,
+        offer: Option<Offer>,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
@@ -89,13 +115,73 @@ impl Wide {
         // The lists and the sieve make do with whatever room the bands leave.
         let counted = work
             .with_spare_room(&mut bands)
-            .and_then(|()| match piece {
-                Piece::Whole => Ok(0),
+            .and_then(|()| match (offer, piece) {
+                (Some(offer), _) => {
+                    top.span(offer.from, Some(offer.to));
+                    Ok(offer.bit)
+                }
+                (None, Piece::Whole) => Ok(0),
                 _ => self.cut_bit(&mut top, &mut bottom, task, work),
             })
             .and_then(|bit| self.chunk_pairs(task, &mut top, &mut bottom, bit, work, tally));
         work.bands = [top, bottom];
         counted
+    }
+
+    /// What an engine out of parts counts of the count's shared keys (`shares`): the chunks
+    /// of the first that has some left to take, else the offered side of a last chunk,
+    /// waiting while a key has not begun or its last chunk's engine not settled whether it
+    /// offers one; their pairs times their keys' weights (handed to `tally` as counted), in
+    /// `tier`, its lists in `work`. `Cancelled` if `cancel` is raised meanwhile.
+    pub(super) fn help(
+        &self,
+        shares: &[Arc<Share>],
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        let mut solutions = 0u64;
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(CountError::Cancelled);
+            }
+            let helps = || shares.iter().map(|share| (share.help(), share));
+            let chosen = helps()
+                .find(|(help, _)| *help == Help::Chunks)
+                .or_else(|| helps().find(|(help, _)| *help == Help::Offered));
+            let Some((help, share)) = chosen else {
+                if helps().any(|(help, _)| help == Help::Wait) {
+                    give_way();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    continue;
+                }
+                return Ok(solutions);
+            };
+            let weight = share.key.weight;
+            let mut task = Task {
+                key: &share.key,
+                piece: Piece::Whole,
+                tier,
+                cancel,
+                share: Some(&**share),
+            };
+            let mut weighed = |pairs: u64| tally(pairs.saturating_mul(weight));
+            let pairs = match help {
+                Help::Chunks => self.pairs(task, work, &mut weighed)?,
+                _ => match share.take_offer() {
+                    Some(offer) => {
+                        (task.piece, task.share) = (Piece::With, None);
+                        self.pairs_of(task, Some(offer), work, &mut weighed)?
+                    }
+                    None => 0,
+                },
+            };
+            solutions = pairs
+                .checked_mul(weight)
+                .and_then(|more| solutions.checked_add(more))
+                .ok_or(CountError::Overflow)?;
+        }
     }
 
     /// The bit a key's cut in pieces is on: the one [`densest`] picks from the first
@@ -126,7 +212,9 @@ impl Wide {
     }
 
     /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module), of
-    /// them only those this side of the task's cut on `bit` ([`Piece`]).
+    /// them only those this side of the task's cut on `bit` ([`Piece`]); with the task's
+    /// share, of the chunks taken from it, the last one's side with a cut's bit offered to a
+    /// helper while the other is counted.
     fn chunk_pairs(
         &self,
         task: Task,
@@ -152,16 +240,24 @@ impl Wide {
         // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
         // took one chunk); otherwise they are made again for each chunk of tops.
         let mut whole = false;
-        while !top.done() {
-            top.fill(self.chunk, tops, allowance, cancel, tier)?;
+        loop {
+            // The next chunk of tops; with a share, the last one's place in the bands.
+            let mut fill = |top: &mut KeyBands| top.fill(self.chunk, tops, allowance, cancel, tier);
+            let last = match task.share {
+                None if top.done() => break,
+                None => fill(top).map(|()| None)?,
+                Some(share) => match share.next_chunk(top, &mut fill)? {
+                    None => break,
+                    Some(chunk) => chunk.last.then_some((share, chunk)),
+                },
+            };
             if tops.is_empty() {
+                last.inspect(|(share, _)| share.settle());
                 continue;
             }
             sort_by_byte(tops, layout.balance, scratch, allowance)?;
             piece.keep_tops(bit, tops);
-            if whole {
-                count(tops, bottoms, sieve, allowance)?;
-            } else {
+            if !whole {
                 bottom.restart();
                 let mut first = true;
                 while !bottom.done() {
@@ -170,7 +266,41 @@ impl Wide {
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;
                     piece.keep_bottoms(bit, bottoms);
+                    if !whole {
+                        count(tops, bottoms, sieve, allowance)?;
+                    }
+                }
+            }
+            // The side with a cut's bit of a shared key's last chunk, offered when the
+            // bottoms are whole (a helper makes them once) and the chunk is worth it.
+            let offer = last
+                .filter(|_| whole && piece == Piece::Whole && tops.len() >= self.offer_min)
+                .filter(|_| {
+                    scratch.clear();
+                    allowance.reserve(scratch, tops.len()).is_ok()
+                })
+                .and_then(|(share, chunk)| {
+                    let bit = densest(tops, bottoms, layout, tier)?;
+                    let (from, to) = (chunk.from, chunk.to);
+                    Some((share, Offer { from, to, bit }))
+                });
+            match offer {
+                Some((share, offer)) => {
+                    scratch.extend(tops.iter().filter(|&&x| x & offer.bit != 0));
+                    share.offer(offer);
+                    Piece::Without.keep_tops(offer.bit, tops);
                     count(tops, bottoms, sieve, allowance)?;
+                    if share.take_back() {
+                        Piece::With.keep_bottoms(offer.bit, bottoms);
+                        whole = false;
+                        count(scratch, bottoms, sieve, allowance)?;
+                    }
+                }
+                None => {
+                    last.inspect(|(share, _)| share.settle());
+                    if whole {
+                        count(tops, bottoms, sieve, allowance)?;
+                    }
                 }
             }
             if cancel.load(Ordering::Relaxed) {

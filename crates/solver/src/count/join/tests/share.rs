@@ -1,0 +1,144 @@
+//! A wide key shared by engines: its chunks taken from one cursor, the offered side of its
+//! last chunk, and engines out of parts joining keys as a count's do, all adding up to the
+//! key's pairs counted alone.
+
+use super::*;
+
+/// The wide path for `n` in chunks of `chunk` words, offering a side of any last chunk of
+/// at least `offer_min` top halves.
+fn wide(n: u32, chunk: usize, offer_min: usize) -> Wide {
+    Wide {
+        offer_min,
+        ..Wide::new(n, chunk)
+    }
+}
+
+/// The task of counting `key` (whole) in `tier`, shared by `share` if given.
+fn task<'a>(key: &'a Key, share: Option<&'a Share>, cancel: &'a AtomicBool) -> Task<'a> {
+    Task {
+        key,
+        piece: Piece::Whole,
+        tier: tier(),
+        cancel,
+        share,
+    }
+}
+
+/// An engine that joins a shared key while its first engine counts a chunk (from inside
+/// that engine's tally, so the order is fixed) takes the chunks left and the offered side
+/// of the last one; the two engines' pairs add up to the key's alone, with many chunks a key
+/// (chunks of 256 words) or one (the offer), at n = 16 and 17.
+#[test]
+fn a_shared_keys_chunks_and_offered_side_add_up_to_the_key() {
+    let cancel = AtomicBool::new(false);
+    for (n, chunk) in [(16, 256), (16, CHUNK), (17, 1 << 10), (17, CHUNK)] {
+        let wide = wide(n, chunk, 64);
+        let (mut alone, mut first, mut second) = (
+            Work::new(usize::MAX),
+            Work::new(usize::MAX),
+            Work::new(usize::MAX),
+        );
+        let (mut joined, mut offered) = (0, 0);
+        for key in keys::keys(n).iter().step_by(41) {
+            let whole = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
+            let share = Share::new(*key);
+            let mut helped = 0;
+            let mut help = |_| {
+                if helped != 0 {
+                    return;
+                }
+                // The chunks left, then the side offered (a helper's order).
+                let chunks = wide.pairs(task(key, Some(&share), &cancel), &mut second, &mut |_| ());
+                helped += chunks.unwrap();
+                if let Some(offer) = share.take_offer() {
+                    let side = Task {
+                        piece: Piece::With,
+                        ..task(key, None, &cancel)
+                    };
+                    let pairs = wide.pairs_of(side, Some(offer), &mut second, &mut |_| ());
+                    helped += pairs.unwrap();
+                    offered += 1;
+                }
+                joined += usize::from(helped > 0);
+            };
+            let own = wide.pairs(task(key, Some(&share), &cancel), &mut first, &mut help);
+            assert_eq!(own.unwrap() + helped, whole.unwrap(), "n = {n}, {key:?}");
+            assert_eq!(share.help(), Help::Nothing, "n = {n}, {key:?}");
+        }
+        assert!(joined > 0, "n = {n}, chunks of {chunk}: no key joined");
+        if chunk == CHUNK {
+            assert!(offered > 0, "n = {n}: no side offered");
+        }
+    }
+}
+
+/// Engines out of parts on threads of their own, joining the keys one engine counts in
+/// turn, count every pair once whatever the interleaving; a key its engine has not begun
+/// is waited for, and the helpers end when every key is over.
+#[test]
+fn helpers_on_threads_count_every_pair_once() {
+    let cancel = AtomicBool::new(false);
+    for (n, chunk) in [(16, 512), (17, CHUNK)] {
+        let wide = wide(n, chunk, 64);
+        let keys: Vec<Key> = keys::keys(n).iter().step_by(97).copied().collect();
+        let mut alone = Work::new(usize::MAX);
+        let mut expected = 0u64;
+        for key in &keys {
+            let pairs = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
+            expected += pairs.unwrap() * key.weight;
+        }
+        let shares: Vec<Arc<Share>> = keys.iter().map(|&key| Arc::new(Share::new(key))).collect();
+        let (wide, cancel) = (&wide, &cancel);
+        let got = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (0..2)
+                .map(|_| {
+                    let shares = &shares;
+                    scope.spawn(move || {
+                        let mut work = Work::new(usize::MAX);
+                        let mut tallied = 0;
+                        let helped =
+                            wide.help(shares, tier(), cancel, &mut work, &mut |s| tallied += s);
+                        (helped.unwrap(), tallied)
+                    })
+                })
+                .collect();
+            let mut work = Work::new(usize::MAX);
+            let mut own = 0;
+            for share in &shares {
+                let pairs = wide.pairs(
+                    task(&share.key, Some(share), cancel),
+                    &mut work,
+                    &mut |_| (),
+                );
+                own += pairs.unwrap() * share.key.weight;
+            }
+            helpers.into_iter().fold(own, |sum, helper| {
+                let (helped, tallied) = helper.join().unwrap();
+                assert_eq!(helped, tallied, "n = {n}: a helper's tally");
+                sum + helped
+            })
+        });
+        assert_eq!(got, expected, "n = {n}, chunks of {chunk}");
+    }
+}
+
+/// A helper gives up when the count's flag is raised, even while it waits for a key no
+/// engine has begun; a failed engine settles its key so that no helper waits for it.
+#[test]
+fn a_helper_stops_on_the_flag_and_a_failed_key_is_over() {
+    let wide = wide(16, CHUNK, 64);
+    let key = keys::keys(16)[7];
+    let share = Arc::new(Share::new(key));
+    assert_eq!(share.help(), Help::Wait);
+    let raised = AtomicBool::new(true);
+    let mut work = Work::new(usize::MAX);
+    let shares = [share.clone()];
+    let helped = wide.help(&shares, tier(), &raised, &mut work, &mut |_| ());
+    assert!(matches!(helped, Err(CountError::Cancelled)));
+    let counted = wide.pairs(task(&key, Some(&share), &raised), &mut work, &mut |_| ());
+    assert!(matches!(counted, Err(CountError::Cancelled)));
+    assert_eq!(share.help(), Help::Nothing);
+    let calm = AtomicBool::new(false);
+    let helped = wide.help(&shares, tier(), &calm, &mut work, &mut |_| ());
+    assert_eq!(helped.unwrap(), 0);
+}
