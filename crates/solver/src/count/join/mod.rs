@@ -202,11 +202,12 @@ pub(super) fn parts(
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
     let pieces = pieces(keys.len(), options.threads);
     // On the wide path the engines share whole keys (not recounted) once they run out of
-    // parts: one helping part per engine but one, after every other part.
+    // parts: one helping part per engine, after every other part (a key's first engine
+    // may end before the one that joined it, and then join it in turn).
     let (wide, recount) = (n > TABLES_MAX && pieces == [Piece::Whole], options.recount);
     let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
     let helpers = if keys.iter().any(shared) {
-        options.threads - 1
+        options.threads
     } else {
         0
     };

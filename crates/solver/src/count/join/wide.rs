@@ -22,7 +22,7 @@ use super::bands::KeyBands;
 use super::keys::Key;
 use super::memory::Allowance;
 use super::sample::densest;
-use super::share::{Help, Offer, Share};
+use super::share::{Ends, Help, Share, Split};
 use super::sieve::{Piece, Sieve};
 use super::sizes::Sizes;
 use super::word::{Layout, mirror, sort_by_byte};
@@ -50,9 +50,9 @@ pub(crate) const CHUNK: usize = 1 << 24;
 /// first ones its bands make, the same whatever the chunks and the engine's room.
 const CUT_SAMPLE: usize = 1 << 12;
 
-/// Top halves a shared key's last chunk holds at least for its engine to offer a side of
-/// it to an engine out of parts ([`Offer`]): below that the helper's own bands and halves
-/// would cost more than it spares.
+/// Top halves a shared key's last chunk holds at least for its engine to cut it in pieces
+/// that engines out of parts may take ([`Split`]): below that a helper's own bands and
+/// halves would cost more than it spares.
 pub(super) const OFFER_MIN: usize = 1 << 16;
 
 /// The join of one size on the wide path: no tables, only the board's sizes and how long a
@@ -62,7 +62,7 @@ pub(super) struct Wide {
     pub(super) sizes: Sizes,
     /// The most words a key's list holds at once.
     pub(super) chunk: usize,
-    /// The fewest top halves a shared key's last chunk offers a side of ([`OFFER_MIN`]).
+    /// The fewest top halves a shared key's last chunk is cut in pieces with ([`OFFER_MIN`]).
     pub(super) offer_min: usize,
 }
 
@@ -79,7 +79,7 @@ impl Wide {
     /// The fitting pairs of the task's key's halves on the wide path (its piece's), its
     /// lists in `work` (see the module), each chunk pair's handed to `tally` as it is
     /// counted; with the task's share, only those of the chunks this engine takes from it
-    /// (and of the offered side of the last one, when no helper took it). `Cancelled` if the
+    /// (and of the pieces of the last one it takes). `Cancelled` if the
     /// task's flag is raised meanwhile, `OutOfMemory` if the bands or not one half fit what
     /// `work`'s allowance has left.
     pub(super) fn pairs(
@@ -95,12 +95,12 @@ impl Wide {
         counted
     }
 
-    /// [`Wide::pairs`], or with an `offer` the pairs of that side of a chunk (the task's
-    /// piece `With`).
+    /// [`Wide::pairs`], or with a `split` the pairs of the pieces of that chunk this engine
+    /// takes from the task's share.
     pub(super) fn pairs_of(
         &self,
         task: Task,
-        offer: Option<Offer>,
+        split: Option<Split>,
         work: &mut Work,
         tally: &mut dyn FnMut(u64),
     ) -> Result<u64, CountError> {
@@ -115,23 +115,26 @@ impl Wide {
         // The lists and the sieve make do with whatever room the bands leave.
         let counted = work
             .with_spare_room(&mut bands)
-            .and_then(|()| match (offer, piece) {
-                (Some(offer), _) => {
-                    top.span(offer.from, Some(offer.to));
-                    Ok(offer.bit)
+            .and_then(|()| match (split, piece) {
+                (Some(split), _) => {
+                    self.pieces_pairs(task, [&mut top, &mut bottom], split, work, tally)
                 }
-                (None, Piece::Whole) => Ok(0),
-                _ => self.cut_bit(&mut top, &mut bottom, task, work),
-            })
-            .and_then(|bit| self.chunk_pairs(task, &mut top, &mut bottom, bit, work, tally));
+                (None, Piece::Whole) => {
+                    self.chunk_pairs(task, &mut top, &mut bottom, 0, work, tally)
+                }
+                _ => self
+                    .cut_bit(&mut top, &mut bottom, task, work)
+                    .and_then(|bit| {
+                        self.chunk_pairs(task, &mut top, &mut bottom, bit, work, tally)
+                    }),
+            });
         work.bands = [top, bottom];
         counted
     }
 
     /// What an engine out of parts counts of the count's shared keys (`shares`): the chunks
-    /// of the first that has some left to take, else the offered side of a last chunk,
-    /// waiting while a key has not begun or its last chunk's engine not settled whether it
-    /// offers one; their pairs times their keys' weights (handed to `tally` as counted), in
+    /// of the first that has some left to take, else pieces of a last chunk, waiting while
+    /// a key has not begun or its last chunk's engine not settled whether it cuts it; their pairs times their keys' weights (handed to `tally` as counted), in
     /// `tier`, its lists in `work`. `Cancelled` if `cancel` is raised meanwhile.
     pub(super) fn help(
         &self,
@@ -149,7 +152,7 @@ impl Wide {
             let helps = || shares.iter().map(|share| (share.help(), share));
             let chosen = helps()
                 .find(|(help, _)| *help == Help::Chunks)
-                .or_else(|| helps().find(|(help, _)| *help == Help::Offered));
+                .or_else(|| helps().find(|(help, _)| *help == Help::Pieces));
             let Some((help, share)) = chosen else {
                 if helps().any(|(help, _)| help == Help::Wait) {
                     give_way();
@@ -159,7 +162,7 @@ impl Wide {
                 return Ok(solutions);
             };
             let weight = share.key.weight;
-            let mut task = Task {
+            let task = Task {
                 key: &share.key,
                 piece: Piece::Whole,
                 tier,
@@ -169,11 +172,8 @@ impl Wide {
             let mut weighed = |pairs: u64| tally(pairs.saturating_mul(weight));
             let pairs = match help {
                 Help::Chunks => self.pairs(task, work, &mut weighed)?,
-                _ => match share.take_offer() {
-                    Some(offer) => {
-                        (task.piece, task.share) = (Piece::With, None);
-                        self.pairs_of(task, Some(offer), work, &mut weighed)?
-                    }
+                _ => match share.pieces() {
+                    Some(split) => self.pairs_of(task, Some(split), work, &mut weighed)?,
                     None => 0,
                 },
             };
@@ -213,8 +213,8 @@ impl Wide {
 
     /// The pairs of the halves `top` and `bottom` list, chunk by chunk (see the module), of
     /// them only those this side of the task's cut on `bit` ([`Piece`]); with the task's
-    /// share, of the chunks taken from it, the last one's side with a cut's bit offered to a
-    /// helper while the other is counted.
+    /// share, of the chunks taken from it, the last one cut in pieces that the engines on
+    /// the key take one at a time.
     fn chunk_pairs(
         &self,
         task: Task,
@@ -271,30 +271,25 @@ impl Wide {
                     }
                 }
             }
-            // The side with a cut's bit of a shared key's last chunk, offered when the
-            // bottoms are whole (a helper makes them once) and the chunk is worth it.
-            let offer = last
+            // A shared key's last chunk, cut in pieces when the bottoms are whole (a helper
+            // makes them once) and the chunk is worth it.
+            let split = last
                 .filter(|_| whole && piece == Piece::Whole && tops.len() >= self.offer_min)
                 .filter(|_| {
                     scratch.clear();
-                    allowance.reserve(scratch, tops.len()).is_ok()
-                })
-                .and_then(|(share, chunk)| {
-                    let bit = densest(tops, bottoms, layout, tier)?;
-                    let (from, to) = (chunk.from, chunk.to);
-                    Some((share, Offer { from, to, bit }))
+                    allowance
+                        .reserve(scratch, tops.len().max(bottoms.len()))
+                        .is_ok()
                 });
-            match offer {
-                Some((share, offer)) => {
-                    scratch.extend(tops.iter().filter(|&&x| x & offer.bit != 0));
-                    share.offer(offer);
-                    Piece::Without.keep_tops(offer.bit, tops);
-                    count(tops, bottoms, sieve, allowance)?;
-                    if share.take_back() {
-                        Piece::With.keep_bottoms(offer.bit, bottoms);
-                        whole = false;
-                        count(scratch, bottoms, sieve, allowance)?;
-                    }
+            match split {
+                Some((share, chunk)) => {
+                    let at = (chunk.from, chunk.to);
+                    let (split, ends) = Split::choose(at, tops, bottoms, scratch, (layout, tier));
+                    share.split(split);
+                    let mut counting =
+                        |tops: &[u64], bottoms: &[u64]| count(tops, bottoms, sieve, allowance);
+                    let lists = (&tops[..], &bottoms[..], &mut *scratch);
+                    Self::count_pieces(share, &split, &ends, lists, &mut counting)?;
                 }
                 None => {
                     last.inspect(|(share, _)| share.settle());
@@ -308,6 +303,81 @@ impl Wide {
             }
         }
         Ok(total)
+    }
+
+    /// The pairs of the pieces of a shared key's cut last chunk (`split`) that this engine
+    /// takes from the task's share, having made the chunk's tops and all of the bottom
+    /// halves itself (none if its room holds not both whole).
+    fn pieces_pairs(
+        &self,
+        task: Task,
+        [top, bottom]: [&mut KeyBands; 2],
+        split: Split,
+        work: &mut Work,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        let (key, tier, cancel) = (task.key, task.tier, task.cancel);
+        let Some(share) = task.share else {
+            return Ok(0);
+        };
+        let layout = Layout::wide(self.sizes.n);
+        let (tops, bottoms, scratch, sieve, allowance) = work.lists();
+        top.span(split.from, Some(split.to));
+        top.fill(self.chunk, tops, allowance, cancel, tier)?;
+        bottom.restart();
+        bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
+        if !top.done() || !bottom.done() {
+            return Ok(0);
+        }
+        sort_by_byte(tops, layout.balance, scratch, allowance)?;
+        self.ready_bottoms(bottoms, scratch, allowance)?;
+        scratch.clear();
+        if allowance
+            .reserve(scratch, tops.len().max(bottoms.len()))
+            .is_err()
+        {
+            return Ok(0);
+        }
+        let ends = split.cut(tops, scratch);
+        let mut total = 0u64;
+        let mut counting = |tops: &[u64], bottoms: &[u64]| {
+            sieve.reset(self.sizes.middle_balance(key), tier, layout);
+            let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
+            tally(pairs);
+            total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
+            Ok(())
+        };
+        Self::count_pieces(
+            share,
+            &split,
+            &ends,
+            (tops, bottoms, scratch),
+            &mut counting,
+        )?;
+        Ok(total)
+    }
+
+    /// Counts the pieces of a cut chunk (its tops cut as `ends` says, all of the bottoms)
+    /// that this engine takes from `share`, one at a time, by `count` (a piece's tops and
+    /// its bottoms, copied into `scratch` without its bit).
+    fn count_pieces(
+        share: &Share,
+        split: &Split,
+        ends: &Ends,
+        (tops, bottoms, scratch): (&[u64], &[u64], &mut Vec<u64>),
+        count: &mut dyn FnMut(&[u64], &[u64]) -> Result<(), CountError>,
+    ) -> Result<(), CountError> {
+        while let Some(piece) = share.next_piece() {
+            let (range, bit) = split.piece(piece, ends);
+            if bit == 0 {
+                count(&tops[range], bottoms)?;
+            } else {
+                scratch.clear();
+                scratch.extend(bottoms.iter().filter(|&&y| y & bit == 0));
+                count(&tops[range], scratch)?;
+            }
+        }
+        Ok(())
     }
 
     /// Makes `words` (top halves' words of a key's bottom columns) ready for the sieve:

@@ -1,11 +1,11 @@
-//! A wide key shared by engines: its chunks taken from one cursor, the offered side of its
-//! last chunk, and engines out of parts joining keys as a count's do, all adding up to the
-//! key's pairs counted alone.
+//! A wide key shared by engines: its chunks taken from one cursor, the pieces of its last
+//! chunk from another, and engines out of parts joining keys as a count's do, all adding up
+//! to the key's pairs counted alone.
 
 use super::*;
 
-/// The wide path for `n` in chunks of `chunk` words, offering a side of any last chunk of
-/// at least `offer_min` top halves.
+/// The wide path for `n` in chunks of `chunk` words, cutting in pieces any shared key's
+/// last chunk of at least `offer_min` top halves.
 fn wide(n: u32, chunk: usize, offer_min: usize) -> Wide {
     Wide {
         offer_min,
@@ -24,12 +24,12 @@ fn task<'a>(key: &'a Key, share: Option<&'a Share>, cancel: &'a AtomicBool) -> T
     }
 }
 
-/// An engine that joins a shared key while its first engine counts a chunk (from inside
-/// that engine's tally, so the order is fixed) takes the chunks left and the offered side
-/// of the last one; the two engines' pairs add up to the key's alone, with many chunks a key
-/// (chunks of 256 words) or one (the offer), at n = 16 and 17.
+/// An engine that joins a shared key once its first engine has counted a chunk or a piece
+/// (from inside that engine's tally, so the order is fixed) takes the chunks left and the
+/// pieces left of the last one; the two engines' pairs add up to the key's alone, with many
+/// chunks a key (chunks of 256 words) or one (cut in pieces), at n = 16 and 17.
 #[test]
-fn a_shared_keys_chunks_and_offered_side_add_up_to_the_key() {
+fn a_shared_keys_chunks_and_pieces_add_up_to_the_key() {
     let cancel = AtomicBool::new(false);
     for (n, chunk) in [(16, 256), (16, CHUNK), (17, 1 << 10), (17, CHUNK)] {
         let wide = wide(n, chunk, 64);
@@ -38,7 +38,7 @@ fn a_shared_keys_chunks_and_offered_side_add_up_to_the_key() {
             Work::new(usize::MAX),
             Work::new(usize::MAX),
         );
-        let (mut joined, mut offered) = (0, 0);
+        let (mut joined, mut cut) = (0, 0);
         for key in keys::keys(n).iter().step_by(41) {
             let whole = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
             let share = Share::new(*key);
@@ -47,17 +47,14 @@ fn a_shared_keys_chunks_and_offered_side_add_up_to_the_key() {
                 if helped != 0 {
                     return;
                 }
-                // The chunks left, then the side offered (a helper's order).
-                let chunks = wide.pairs(task(key, Some(&share), &cancel), &mut second, &mut |_| ());
+                // The chunks left, then the pieces left (a helper's order).
+                let shared = task(key, Some(&share), &cancel);
+                let chunks = wide.pairs(shared, &mut second, &mut |_| ());
                 helped += chunks.unwrap();
-                if let Some(offer) = share.take_offer() {
-                    let side = Task {
-                        piece: Piece::With,
-                        ..task(key, None, &cancel)
-                    };
-                    let pairs = wide.pairs_of(side, Some(offer), &mut second, &mut |_| ());
-                    helped += pairs.unwrap();
-                    offered += 1;
+                if let Some(split) = share.pieces() {
+                    let pieces = wide.pairs_of(shared, Some(split), &mut second, &mut |_| ());
+                    helped += pieces.unwrap();
+                    cut += 1;
                 }
                 joined += usize::from(helped > 0);
             };
@@ -67,7 +64,7 @@ fn a_shared_keys_chunks_and_offered_side_add_up_to_the_key() {
         }
         assert!(joined > 0, "n = {n}, chunks of {chunk}: no key joined");
         if chunk == CHUNK {
-            assert!(offered > 0, "n = {n}: no side offered");
+            assert!(cut > 0, "n = {n}: no chunk cut in pieces");
         }
     }
 }
