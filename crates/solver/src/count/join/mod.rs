@@ -29,7 +29,9 @@
 //! Past n = 25, to 28, the join takes its wide path (`wide.rs`): tables would need 5.5 to
 //! 29 GiB there, so each key makes its halves from bands of its own columns instead
 //! (`bands.rs`), in lists of bounded chunks, their words laid out wider (`word.rs`) for the
-//! same sieve.
+//! same sieve. A part there has a few keys, one of them often most of its work, so an
+//! engine out of keys joins one still being counted: it takes chunks from the key's cursor,
+//! and pieces of its last chunk cut on the sieve's first bits (`share.rs`).
 //!
 //! # Files, top down (each imports only from files below it)
 //! - `mod.rs` (here): when Count takes this path ([`covers`]), its subproblems ([`parts`])
@@ -148,7 +150,8 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
     (keys * (size_of::<Key>() + size_of::<Part>())) as u64
 }
 
-/// The pieces each of `keys` keys is counted in on `threads` engines: both sides of a cut
+/// The pieces each of `keys` keys is counted in on `threads` engines on the tables' path
+/// (the wide path shares its keys among the engines instead): both sides of a cut
 /// when the keys are fewer than the engines, so that an engine that would have no key has
 /// a piece (the side without the cut's bit first: it holds about two thirds of the pairs);
 /// else the whole key. A cut costs its key's halves made twice: on shards of one key of
@@ -200,11 +203,16 @@ pub(super) fn parts(
     shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
-    let pieces = pieces(keys.len(), options.threads);
     // On the wide path the engines share whole keys (not recounted) once they run out of
-    // parts: one helping part per engine, after every other part (a key's first engine
-    // may end before the one that joined it, and then join it in turn).
-    let (wide, recount) = (n > TABLES_MAX && pieces == [Piece::Whole], options.recount);
+    // parts, instead of cutting them: one helping part per engine, after every other part
+    // (a key's first engine may end before the one that joined it, and then join it).
+    let wide = n > TABLES_MAX;
+    let pieces = if wide {
+        &[Piece::Whole]
+    } else {
+        pieces(keys.len(), options.threads)
+    };
+    let recount = options.recount;
     let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
     let helpers = if keys.iter().any(shared) {
         options.threads

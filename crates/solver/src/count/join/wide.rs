@@ -307,7 +307,8 @@ impl Wide {
 
     /// The pairs of the pieces of a shared key's cut last chunk (`split`) that this engine
     /// takes from the task's share, having made the chunk's tops and all of the bottom
-    /// halves itself (none if its room holds not both whole).
+    /// halves itself (none, and no piece taken, if its room holds not both whole: the
+    /// engines on the key count them).
     fn pieces_pairs(
         &self,
         task: Task,
@@ -322,21 +323,24 @@ impl Wide {
         };
         let layout = Layout::wide(self.sizes.n);
         let (tops, bottoms, scratch, sieve, allowance) = work.lists();
-        top.span(split.from, Some(split.to));
-        top.fill(self.chunk, tops, allowance, cancel, tier)?;
-        bottom.restart();
-        bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
-        if !top.done() || !bottom.done() {
-            return Ok(0);
-        }
-        sort_by_byte(tops, layout.balance, scratch, allowance)?;
-        self.ready_bottoms(bottoms, scratch, allowance)?;
-        scratch.clear();
-        if allowance
-            .reserve(scratch, tops.len().max(bottoms.len()))
-            .is_err()
-        {
-            return Ok(0);
+        let mut lists = || {
+            top.span(split.from, Some(split.to));
+            top.fill(self.chunk, tops, allowance, cancel, tier)?;
+            bottom.restart();
+            bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
+            if !top.done() || !bottom.done() {
+                return Ok(false);
+            }
+            sort_by_byte(tops, layout.balance, scratch, allowance)?;
+            self.ready_bottoms(bottoms, scratch, allowance)?;
+            scratch.clear();
+            allowance.reserve(scratch, tops.len().max(bottoms.len()))?;
+            Ok(true)
+        };
+        match lists() {
+            Ok(true) => {}
+            Ok(false) | Err(CountError::OutOfMemory { .. }) => return Ok(0),
+            Err(error) => return Err(error),
         }
         let ends = split.cut(tops, scratch);
         let mut total = 0u64;
