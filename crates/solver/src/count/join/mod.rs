@@ -106,7 +106,7 @@ use crate::pool::Pool;
 use crate::problem::Shard;
 use crate::simd::{Tier, TierKind, tier};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Count takes this path for whole plain boards from this size on, where it counts faster
 /// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
@@ -206,7 +206,7 @@ pub(super) fn parts(
     // On the wide path the engines share whole keys (not recounted) once they run out of
     // parts, instead of cutting them: one helping part per engine, after every other part
     // (a key's first engine may end before the one that joined it, and then join it).
-    let wide = n > TABLES_MAX;
+    let wide = n > TABLES_MAX && options.threads > 1;
     let pieces = if wide {
         &[Piece::Whole]
     } else {
@@ -214,7 +214,8 @@ pub(super) fn parts(
     };
     let recount = options.recount;
     let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
-    let helpers = if keys.iter().any(shared) {
+    let unstarted = Arc::new(AtomicUsize::new(keys.iter().filter(|&key| shared(key)).count()));
+    let helpers = if unstarted.load(Ordering::Relaxed) > 0 {
         options.threads
     } else {
         0
@@ -279,7 +280,7 @@ pub(super) fn parts(
                     }
                     _ => None,
                 };
-                let share = shared(&key).then(|| Arc::new(Share::new(key)));
+                let share = shared(&key).then(|| Arc::new(Share::new(key, unstarted.clone())));
                 shares.extend(share.clone());
                 let (tables, works) = (tables.clone(), works.clone());
                 parts.push(Part(Kind::Key(

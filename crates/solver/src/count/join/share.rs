@@ -12,7 +12,8 @@ use super::sample::densest;
 use super::word::Layout;
 use crate::simd::Tier;
 use crate::sync::lock;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Cuts a shared key's last chunk is split on at most: its pieces hold about 1/3, 2/9,
 /// 4/27, ... of its pairs and the rest (2/3)^6, about 9%, so that the engines on it end
@@ -29,6 +30,9 @@ pub(super) struct Share {
     pub(super) key: Key,
     /// Its cursors.
     state: Mutex<State>,
+    /// How many of the count's shared keys no engine has begun (this one's among them
+    /// until it is begun).
+    unstarted: Arc<AtomicUsize>,
 }
 
 /// Where a shared key's count stands.
@@ -91,12 +95,19 @@ pub(super) enum Help {
 }
 
 impl Share {
-    /// A share of `key`, not begun.
-    pub(super) fn new(key: Key) -> Share {
+    /// A share of `key`, not begun, one of the count's keys that `unstarted` counts.
+    pub(super) fn new(key: Key, unstarted: Arc<AtomicUsize>) -> Share {
         Share {
             key,
             state: Mutex::default(),
+            unstarted,
         }
+    }
+
+    /// Whether every shared key of the count has been begun: only then may an engine run
+    /// out of keys and join this one, so only then does cutting its last chunk pay.
+    pub(super) fn all_begun(&self) -> bool {
+        self.unstarted.load(Ordering::Relaxed) == 0
     }
 
     /// Takes the key's next chunk: sets `top` (bands of this key) to go on from where the
@@ -111,7 +122,11 @@ impl Share {
         if state.taken {
             return Ok(None);
         }
-        let from = state.next.unwrap_or((0, 0));
+        let from = state.next.unwrap_or_else(|| {
+            let begun = |left: usize| left.checked_sub(1);
+            let _ = (self.unstarted).fetch_update(Ordering::Relaxed, Ordering::Relaxed, begun);
+            (0, 0)
+        });
         top.span(from, None);
         fill(top)?;
         state.next = Some(top.at());

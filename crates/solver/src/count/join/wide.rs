@@ -272,9 +272,11 @@ impl Wide {
                 }
             }
             // A shared key's last chunk, cut in pieces when the bottoms are whole (a helper
-            // makes them once) and the chunk is worth it.
+            // makes them once), the chunk is worth it and every key has been begun (an
+            // engine out of keys may then come).
             let split = last
                 .filter(|_| whole && piece == Piece::Whole && tops.len() >= self.offer_min)
+                .filter(|(share, _)| share.all_begun())
                 .filter(|_| {
                     scratch.clear();
                     allowance

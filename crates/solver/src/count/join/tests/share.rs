@@ -3,6 +3,7 @@
 //! to the key's pairs counted alone.
 
 use super::*;
+use std::sync::atomic::AtomicUsize;
 
 /// The wide path for `n` in chunks of `chunk` words, cutting in pieces any shared key's
 /// last chunk of at least `offer_min` top halves.
@@ -11,6 +12,11 @@ fn wide(n: u32, chunk: usize, offer_min: usize) -> Wide {
         offer_min,
         ..Wide::new(n, chunk)
     }
+}
+
+/// A share of `key` alone: begun, every key of its count is.
+fn alone(key: Key) -> Share {
+    Share::new(key, Arc::new(AtomicUsize::new(1)))
 }
 
 /// The task of counting `key` (whole) in `tier`, shared by `share` if given.
@@ -41,7 +47,7 @@ fn a_shared_keys_chunks_and_pieces_add_up_to_the_key() {
         let (mut joined, mut cut) = (0, 0);
         for key in keys::keys(n).iter().step_by(41) {
             let whole = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
-            let share = Share::new(*key);
+            let share = alone(*key);
             let mut helped = 0;
             let mut help = |_| {
                 if helped != 0 {
@@ -84,7 +90,9 @@ fn helpers_on_threads_count_every_pair_once() {
             let pairs = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
             expected += pairs.unwrap() * key.weight;
         }
-        let shares: Vec<Arc<Share>> = keys.iter().map(|&key| Arc::new(Share::new(key))).collect();
+        let unstarted = Arc::new(AtomicUsize::new(keys.len()));
+        let share = |key| Arc::new(Share::new(key, unstarted.clone()));
+        let shares: Vec<Arc<Share>> = keys.iter().map(|&key| share(key)).collect();
         let (wide, cancel) = (&wide, &cancel);
         let got = std::thread::scope(|scope| {
             let helpers: Vec<_> = (0..2)
@@ -125,7 +133,7 @@ fn helpers_on_threads_count_every_pair_once() {
 fn a_helper_stops_on_the_flag_and_a_failed_key_is_over() {
     let wide = wide(16, CHUNK, 64);
     let key = keys::keys(16)[7];
-    let share = Arc::new(Share::new(key));
+    let share = Arc::new(alone(key));
     assert_eq!(share.help(), Help::Wait);
     let raised = AtomicBool::new(true);
     let mut work = Work::new(usize::MAX);
