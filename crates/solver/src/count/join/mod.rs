@@ -92,7 +92,7 @@ pub(crate) use self::sizes::TABLES_MAX;
 use self::sizes::MAX;
 
 use self::keys::{Key, key_count, shard_keys_into};
-use self::share::Share;
+use self::share::{Share, Unstarted};
 use self::shared::{Shared, with_tables};
 use self::sieve::Piece;
 use self::tables::build_steps;
@@ -106,7 +106,7 @@ use crate::pool::Pool;
 use crate::problem::Shard;
 use crate::simd::{Tier, TierKind, tier};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Count takes this path for whole plain boards from this size on, where it counts faster
 /// than the border constellations (measured with `cargo bench --bench count`, 2 threads:
@@ -214,8 +214,9 @@ pub(super) fn parts(
     };
     let recount = options.recount;
     let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
-    let unstarted = Arc::new(AtomicUsize::new(keys.iter().filter(|&key| shared(key)).count()));
-    let helpers = if unstarted.load(Ordering::Relaxed) > 0 {
+    let sharing = keys.iter().filter(|&key| shared(key)).count();
+    let unstarted = Arc::new(Unstarted::new(sharing, options.threads));
+    let helpers = if sharing > 0 {
         options.threads
     } else {
         0

@@ -30,9 +30,26 @@ pub(super) struct Share {
     pub(super) key: Key,
     /// Its cursors.
     state: Mutex<State>,
-    /// How many of the count's shared keys no engine has begun (this one's among them
-    /// until it is begun).
-    unstarted: Arc<AtomicUsize>,
+    /// The count's shared keys no engine has begun yet.
+    keys: Arc<Unstarted>,
+}
+
+/// How many of a count's shared keys no engine has begun, and how many engines it has.
+pub(super) struct Unstarted {
+    /// The keys not begun.
+    left: AtomicUsize,
+    /// The count's engines.
+    engines: usize,
+}
+
+impl Unstarted {
+    /// `keys` keys not begun, on `engines` engines.
+    pub(super) fn new(keys: usize, engines: usize) -> Unstarted {
+        Unstarted {
+            left: AtomicUsize::new(keys),
+            engines,
+        }
+    }
 }
 
 /// Where a shared key's count stands.
@@ -95,19 +112,20 @@ pub(super) enum Help {
 }
 
 impl Share {
-    /// A share of `key`, not begun, one of the count's keys that `unstarted` counts.
-    pub(super) fn new(key: Key, unstarted: Arc<AtomicUsize>) -> Share {
+    /// A share of `key`, not begun, one of the count's keys that `keys` counts.
+    pub(super) fn new(key: Key, keys: Arc<Unstarted>) -> Share {
         Share {
             key,
             state: Mutex::default(),
-            unstarted,
+            keys,
         }
     }
 
-    /// Whether every shared key of the count has been begun: only then may an engine run
-    /// out of keys and join this one, so only then does cutting its last chunk pay.
-    pub(super) fn all_begun(&self) -> bool {
-        self.unstarted.load(Ordering::Relaxed) == 0
+    /// Whether fewer of the count's shared keys than it has engines are left to begin:
+    /// only then may an engine soon run out of keys and join this one, so only then does
+    /// cutting its last chunk pay (a part of n = 27 in 2^20 holds about 67 keys).
+    pub(super) fn few_left(&self) -> bool {
+        self.keys.left.load(Ordering::Relaxed) < self.keys.engines
     }
 
     /// Takes the key's next chunk: sets `top` (bands of this key) to go on from where the
@@ -124,7 +142,7 @@ impl Share {
         }
         let from = state.next.unwrap_or_else(|| {
             let begun = |left: usize| left.checked_sub(1);
-            let _ = (self.unstarted).fetch_update(Ordering::Relaxed, Ordering::Relaxed, begun);
+            let _ = (self.keys.left).fetch_update(Ordering::Relaxed, Ordering::Relaxed, begun);
             (0, 0)
         });
         top.span(from, None);

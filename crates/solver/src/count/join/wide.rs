@@ -272,11 +272,11 @@ impl Wide {
                 }
             }
             // A shared key's last chunk, cut in pieces when the bottoms are whole (a helper
-            // makes them once), the chunk is worth it and every key has been begun (an
+            // makes them once), the chunk is worth it and few keys are left to begin (an
             // engine out of keys may then come).
             let split = last
                 .filter(|_| whole && piece == Piece::Whole && tops.len() >= self.offer_min)
-                .filter(|(share, _)| share.all_begun())
+                .filter(|(share, _)| share.few_left())
                 .filter(|_| {
                     scratch.clear();
                     allowance

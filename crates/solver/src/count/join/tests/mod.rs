@@ -26,7 +26,7 @@ use super::keys::{self, Key, subsets};
 use super::memory::Allowance;
 use super::path::Join;
 use super::sample::{LONG_BLOCK, LONG_SAMPLE, SAMPLE, density};
-use super::share::{Help, Share};
+use super::share::{Help, Share, Unstarted};
 use super::sieve::{Piece, Sieve};
 use super::tables::build_steps;
 use super::wide::{CHUNK, Wide};

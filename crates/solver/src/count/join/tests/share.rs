@@ -3,7 +3,6 @@
 //! to the key's pairs counted alone.
 
 use super::*;
-use std::sync::atomic::AtomicUsize;
 
 /// The wide path for `n` in chunks of `chunk` words, cutting in pieces any shared key's
 /// last chunk of at least `offer_min` top halves.
@@ -14,9 +13,9 @@ fn wide(n: u32, chunk: usize, offer_min: usize) -> Wide {
     }
 }
 
-/// A share of `key` alone: begun, every key of its count is.
+/// A share of `key` alone, of a count of two engines.
 fn alone(key: Key) -> Share {
-    Share::new(key, Arc::new(AtomicUsize::new(1)))
+    Share::new(key, Arc::new(Unstarted::new(1, 2)))
 }
 
 /// The task of counting `key` (whole) in `tier`, shared by `share` if given.
@@ -90,7 +89,7 @@ fn helpers_on_threads_count_every_pair_once() {
             let pairs = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
             expected += pairs.unwrap() * key.weight;
         }
-        let unstarted = Arc::new(AtomicUsize::new(keys.len()));
+        let unstarted = Arc::new(Unstarted::new(keys.len(), 3));
         let share = |key| Arc::new(Share::new(key, unstarted.clone()));
         let shares: Vec<Arc<Share>> = keys.iter().map(|&key| share(key)).collect();
         let (wide, cancel) = (&wide, &cancel);
