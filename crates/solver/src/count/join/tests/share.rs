@@ -14,7 +14,7 @@ fn wide(n: u32, chunk: usize, offer_min: usize) -> Wide {
 }
 
 /// A share of `key` alone, of a count of two engines.
-fn alone(key: Key) -> Share {
+fn lone(key: Key) -> Share {
     Share::new(key, Arc::new(Unstarted::new(1, 2)))
 }
 
@@ -46,7 +46,7 @@ fn a_shared_keys_chunks_and_pieces_add_up_to_the_key() {
         let (mut joined, mut cut) = (0, 0);
         for key in keys::keys(n).iter().step_by(41) {
             let whole = wide.pairs(task(key, None, &cancel), &mut alone, &mut |_| ());
-            let share = alone(*key);
+            let share = lone(*key);
             let mut helped = 0;
             let mut help = |_| {
                 if helped != 0 {
@@ -132,7 +132,7 @@ fn helpers_on_threads_count_every_pair_once() {
 fn a_helper_stops_on_the_flag_and_a_failed_key_is_over() {
     let wide = wide(16, CHUNK, 64);
     let key = keys::keys(16)[7];
-    let share = Arc::new(alone(key));
+    let share = Arc::new(lone(key));
     assert_eq!(share.help(), Help::Wait);
     let raised = AtomicBool::new(true);
     let mut work = Work::new(usize::MAX);
