@@ -36,8 +36,6 @@ pub(super) struct KeyBands {
     tail_parts: Vec<u64>,
     /// The head and the tail within its group's the next halves come from.
     at: (usize, usize),
-    /// The head and tail the halves listed end before (`None`: after the last head).
-    end: Option<(usize, usize)>,
     /// Whether every half has been listed.
     done: bool,
 }
@@ -69,23 +67,7 @@ impl KeyBands {
     /// Lists its halves again from the first.
     pub(super) fn restart(&mut self) {
         self.at = (0, 0);
-        self.end = None;
         self.done = false;
-    }
-
-    /// Where the next halves come from (a head and a tail of its group), for
-    /// [`KeyBands::span`].
-    pub(super) fn at(&self) -> (usize, usize) {
-        self.at
-    }
-
-    /// Lists the halves from `from` (a place [`KeyBands::at`] gave on bands of the same key)
-    /// up to `to`, or to the last with `None`.
-    pub(super) fn span(&mut self, from: (usize, usize), to: Option<(usize, usize)>) {
-        let end = to.unwrap_or((self.heads.len() / 3, 0));
-        self.at = from;
-        self.end = Some(end);
-        self.done = from >= end;
     }
 
     /// Bytes its bands hold room for now.
@@ -214,21 +196,15 @@ impl KeyBands {
             return Err(CountError::Cancelled);
         }
         let limit = chunk;
-        let end = self.end.unwrap_or((self.heads.len() / 3, 0));
+        let heads = self.heads.len() / 3;
         let (mut h, mut t) = self.at;
-        'heads: while (h, t) < end {
+        'heads: while h < heads {
             let head = [self.heads[3 * h], self.heads[3 * h + 1]];
             let group = self.heads[3 * h + 2] as usize;
             let tails = self.tail_starts[group] as usize..self.tail_starts[group + 1] as usize;
-            // The head's tails, or up to the end's tail on the end's head.
-            let stop = if h == end.0 {
-                end.1
-            } else {
-                tails.end - tails.start
-            };
-            while t < stop {
+            while tails.start + t < tails.end {
                 let room = limit - out.len();
-                let take = (stop - t).min(room);
+                let take = (tails.end - tails.start - t).min(room);
                 if take == 0 {
                     break 'heads;
                 }
@@ -255,14 +231,11 @@ impl KeyBands {
                 );
                 t += take;
             }
-            if h == end.0 {
-                break;
-            }
             t = 0;
             h += 1;
         }
         self.at = (h, t);
-        self.done = (h, t) >= end;
+        self.done = h == heads;
         give_way();
         Ok(())
     }

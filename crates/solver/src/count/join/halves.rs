@@ -62,7 +62,6 @@ impl Tables {
             piece,
             tier,
             cancel,
-            share: None,
         };
         self.sieve_pairs(task, work)
     }

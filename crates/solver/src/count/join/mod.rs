@@ -29,9 +29,7 @@
 //! Past n = 25, to 28, the join takes its wide path (`wide.rs`): tables would need 5.5 to
 //! 29 GiB there, so each key makes its halves from bands of its own columns instead
 //! (`bands.rs`), in lists of bounded chunks, their words laid out wider (`word.rs`) for the
-//! same sieve. A part there has a few keys, one of them often most of its work, so an
-//! engine out of keys joins one still being counted: it takes chunks from the key's cursor,
-//! and pieces of its last chunk cut on the sieve's first bits (`share.rs`).
+//! same sieve.
 //!
 //! # Files, top down (each imports only from files below it)
 //! - `mod.rs` (here): when Count takes this path ([`covers`]), its subproblems ([`parts`])
@@ -41,7 +39,6 @@
 //! - `wide.rs`: the wide path: a key's halves chunk by chunk against each other.
 //! - `halves.rs`: the tables' path: a key's halves made from the tables and sieved.
 //! - `work.rs`: what an engine is asked of a key (`Task`) and keeps from key to key (`Work`).
-//! - `share.rs`: a wide key shared by the engines: its chunks' cursor, its last chunk's offer.
 //! - `bands.rs`: a key's own bands on the wide path, and the halves they make.
 //! - `tables.rs`: the tables of a board size, built a row at a time.
 //! - `sieve.rs`: a key's pairs counted by splitting on shared bits; a key cut in pieces.
@@ -71,7 +68,6 @@ mod memory;
 mod narrow;
 mod path;
 mod sample;
-mod share;
 mod shared;
 mod sieve;
 mod sizes;
@@ -92,7 +88,6 @@ pub(crate) use self::sizes::TABLES_MAX;
 use self::sizes::MAX;
 
 use self::keys::{Key, key_count, shard_keys_into};
-use self::share::{Share, Unstarted};
 use self::shared::{Shared, with_tables};
 use self::sieve::Piece;
 use self::tables::build_steps;
@@ -150,8 +145,7 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
     (keys * (size_of::<Key>() + size_of::<Part>())) as u64
 }
 
-/// The pieces each of `keys` keys is counted in on `threads` engines on the tables' path
-/// (the wide path shares its keys among the engines instead): both sides of a cut
+/// The pieces each of `keys` keys is counted in on `threads` engines: both sides of a cut
 /// when the keys are fewer than the engines, so that an engine that would have no key has
 /// a piece (the side without the cut's bit first: it holds about two thirds of the pairs);
 /// else the whole key. A cut costs its key's halves made twice: on shards of one key of
@@ -203,29 +197,11 @@ pub(super) fn parts(
     shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
-    // On the wide path the engines share whole keys (not recounted) once they run out of
-    // parts, instead of cutting them: one helping part per engine, after every other part
-    // (a key's first engine may end before the one that joined it, and then join it).
-    let wide = n > TABLES_MAX && options.threads > 1;
-    let pieces = if wide {
-        &[Piece::Whole]
-    } else {
-        pieces(keys.len(), options.threads)
-    };
-    let recount = options.recount;
-    let shared = move |key: &Key| wide && !recount.is_some_and(|r| chosen(key, r));
-    let sharing = keys.iter().filter(|&key| shared(key)).count();
-    let unstarted = Arc::new(Unstarted::new(sharing, options.threads));
-    let helpers = if sharing > 0 {
-        options.threads
-    } else {
-        0
-    };
+    let pieces = pieces(keys.len(), options.threads);
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned =
-        build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len() + helpers) as u64;
+    let planned = build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len()) as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let turns: Vec<Part> = turns
         .into_iter()
@@ -261,7 +237,7 @@ pub(super) fn parts(
     let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts
-            .try_reserve_exact(keys.len() * pieces.len() + openings + helpers)
+            .try_reserve_exact(keys.len() * pieces.len() + openings)
             .is_err()
         {
             return Err(out_of_memory);
@@ -269,7 +245,6 @@ pub(super) fn parts(
         // Piece by piece over the keys, the larger side of each cut first: the smaller
         // ones then fill the engines' last gaps.
         let mut checks = searched.iter().peekable();
-        let mut shares = Vec::new();
         for &piece in pieces {
             for &key in &keys {
                 let check = match recount {
@@ -281,12 +256,8 @@ pub(super) fn parts(
                     }
                     _ => None,
                 };
-                let share = shared(&key).then(|| Arc::new(Share::new(key, unstarted.clone())));
-                shares.extend(share.clone());
                 let (tables, works) = (tables.clone(), works.clone());
-                parts.push(Part(Kind::Key(
-                    tables, key, piece, tier, works, check, share,
-                )));
+                parts.push(Part(Kind::Key(tables, key, piece, tier, works, check)));
             }
             checks = searched.iter().peekable();
         }
@@ -295,11 +266,6 @@ pub(super) fn parts(
                 let searching = Kind::Search(check.clone(), opening, recounts.clone());
                 parts.push(Part(searching));
             }
-        }
-        let shares: Arc<[Arc<Share>]> = shares.into();
-        for _ in 0..helpers {
-            let helping = Kind::Help(tables.clone(), tier, works.clone(), shares.clone());
-            parts.push(Part(helping));
         }
         Ok(parts)
     };
@@ -373,21 +339,8 @@ enum Kind {
     Turns(u32, Arc<Progress>),
     /// One key's solutions, or a piece's of them: its weighted pairs times the key's
     /// weight, the pair tests in this CPU's tier, its lists taken from the count's engines'
-    /// ones; when the key is recounted, how ([`Again`]); on the wide path, its [`Share`]
-    /// when engines out of parts may join it.
-    Key(
-        Arc<Shared>,
-        Key,
-        Piece,
-        Tier,
-        Arc<Works>,
-        Option<Again>,
-        Option<Arc<Share>>,
-    ),
-    /// After every other part, an engine out of them joining the shared keys of the count
-    /// (`Wide::help`): the solutions of what it takes of them, in this CPU's tier, its lists
-    /// taken from the count's engines' ones.
-    Help(Arc<Shared>, Tier, Arc<Works>, Arc<[Arc<Share>]>),
+    /// ones; when the key is recounted, how ([`Again`]).
+    Key(Arc<Shared>, Key, Piece, Tier, Arc<Works>, Option<Again>),
     /// One opening of a checked key's search (the queens of its first two rows, as
     /// columns' bits): none of the count's solutions (the key's join parts count them),
     /// only its share of the check, and the progress that counts the checks and their time.
@@ -494,8 +447,6 @@ impl Subproblem for Part {
         match &self.0 {
             Kind::Turns(..) => 0,
             Kind::Key(_, key, ..) => key.weight,
-            // It hands on its keys' pairs already weighed.
-            Kind::Help(..) => 1,
             Kind::Search(..) => 0,
         }
     }
@@ -508,7 +459,7 @@ impl Subproblem for Part {
     fn steps(&self, n: u32) -> u64 {
         match self.0 {
             Kind::Turns(..) => 1 + ticks(n),
-            Kind::Key(..) | Kind::Search(..) | Kind::Help(..) => 1,
+            Kind::Key(..) | Kind::Search(..) => 1,
         }
     }
 
@@ -529,7 +480,7 @@ impl Subproblem for Part {
                     classes: points,
                 })
             }
-            Kind::Key(tables, key, piece, tier, works, again, share) => {
+            Kind::Key(tables, key, piece, tier, works, again) => {
                 let other = match again {
                     Some(Again::Tier(other, progress)) => Some((*other, &**progress)),
                     _ => None,
@@ -540,7 +491,6 @@ impl Subproblem for Part {
                     piece,
                     tier,
                     cancel,
-                    share: share.as_deref(),
                 };
                 let pairs = key_pairs(tables, task, other, works, tally)?;
                 match again {
@@ -557,15 +507,6 @@ impl Subproblem for Part {
                 }
                 Ok(Partial {
                     solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
-                    classes: 0,
-                })
-            }
-            Kind::Help(tables, tier, works, shares) => {
-                let mut work = works.take();
-                let helped = tables.join.help(shares, *tier, cancel, &mut work, tally);
-                works.give(work);
-                Ok(Partial {
-                    solutions: helped?,
                     classes: 0,
                 })
             }

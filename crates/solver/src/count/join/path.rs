@@ -6,7 +6,6 @@
 use super::super::board::Tally;
 #[cfg(test)]
 use super::keys::Key;
-use super::share::Share;
 #[cfg(test)]
 use super::sieve::Piece;
 #[cfg(test)]
@@ -16,8 +15,8 @@ use super::tables::Tables;
 use super::wide::{CHUNK, Wide};
 use super::work::{Task, Work};
 use crate::counts::CountError;
+#[cfg(test)]
 use crate::simd::Tier;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// The join of one board size: its tables, or the wide path, which has none.
@@ -55,22 +54,6 @@ impl Join {
             Join::Wide(wide) => wide.pairs(task, work, tally),
         }
     }
-
-    /// What an engine out of parts counts of the count's shared keys (`Wide::help`): on the
-    /// wide path, their solutions it counted; the tables' path shares none.
-    pub(super) fn help(
-        &self,
-        shares: &[Arc<Share>],
-        tier: Tier,
-        cancel: &AtomicBool,
-        work: &mut Work,
-        tally: Tally<'_>,
-    ) -> Result<u64, CountError> {
-        match self {
-            Join::Tables(_) => Ok(0),
-            Join::Wide(wide) => wide.help(shares, tier, cancel, work, tally),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -103,7 +86,6 @@ impl Join {
             piece,
             tier,
             cancel,
-            share: None,
         };
         self.pairs_tallied(task, work, &mut |_| ())
     }

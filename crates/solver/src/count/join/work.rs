@@ -8,7 +8,6 @@
 use super::bands::KeyBands;
 use super::keys::Key;
 use super::memory::Allowance;
-use super::share::Share;
 use super::sieve::{Piece, Sieve};
 use crate::counts::CountError;
 use crate::simd::Tier;
@@ -17,8 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 /// What an engine is asked of one key: the key, which of its pairs (a [`Piece`]), the tier
-/// of its kernels, the flag that stops it, and on the wide path the key's [`Share`] when
-/// engines out of parts may join it.
+/// of its kernels, and the flag that stops it.
 #[derive(Clone, Copy)]
 pub(super) struct Task<'a> {
     /// The key.
@@ -29,8 +27,6 @@ pub(super) struct Task<'a> {
     pub(super) tier: Tier,
     /// Raised to give up.
     pub(super) cancel: &'a AtomicBool,
-    /// The key's chunks' cursor, when shared (a whole key on the wide path).
-    pub(super) share: Option<&'a Share>,
 }
 
 /// A [`Work`]'s top halves, bottom halves, room to sort them, sieve and allowance, borrowed

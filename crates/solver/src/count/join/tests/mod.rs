@@ -6,7 +6,6 @@
 //! - `sieve.rs`: the keys, the sieve's sampling and its weighted pair tests against the
 //!   definition.
 //! - `search.rs`: parts of n = 25 to 28 against a plain search.
-//! - `share.rs`: a wide key shared by engines (its chunks' cursor, its offered side, helpers).
 //! - `check.rs`: the second opinion (a key's plain search) against OEIS and the join, and
 //!   in a count.
 
@@ -14,7 +13,6 @@ mod check;
 mod counts;
 mod parts;
 mod search;
-mod share;
 mod sieve;
 
 use super::super::subproblem::Subproblem;
@@ -26,10 +24,9 @@ use super::keys::{self, Key, subsets};
 use super::memory::Allowance;
 use super::path::Join;
 use super::sample::{LONG_BLOCK, LONG_SAMPLE, SAMPLE, density};
-use super::share::{Help, Share, Unstarted};
 use super::sieve::{Piece, Sieve};
 use super::tables::build_steps;
-use super::wide::{CHUNK, Wide};
+use super::wide::CHUNK;
 use super::word::{BALANCE_SHIFT, BAND_BIAS, Layout};
 use super::work::{Task, Work};
 use super::{Kind, MAX, Part, RECOUNT_FAULT, SEARCH_FAULT, chosen, keys_held, parts, shared};

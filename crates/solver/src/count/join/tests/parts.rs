@@ -15,7 +15,7 @@ fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, 
 fn tables_of(parts: &[Part]) -> Option<*const shared::Shared> {
     parts.iter().find_map(|part| match &part.0 {
         Kind::Key(tables, ..) => Some(Arc::as_ptr(tables)),
-        Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
+        Kind::Turns(..) | Kind::Search(..) => None,
     })
 }
 
@@ -99,7 +99,6 @@ fn a_keys_two_pieces_add_up_to_the_key_on_both_paths() {
                     piece,
                     tier,
                     cancel,
-                    share: None,
                 };
                 join.pairs_tallied(task, &mut work, &mut |_| ()).unwrap()
             };
@@ -144,7 +143,7 @@ fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
             .iter()
             .filter_map(|part| match &part.0 {
                 Kind::Key(_, _, piece, ..) => Some(*piece),
-                Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
+                Kind::Turns(..) | Kind::Search(..) => None,
             })
             .collect()
     };
