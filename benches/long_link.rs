@@ -7,11 +7,16 @@
 //! over the rounds. No timing is asserted; the ratios are the result.
 //!
 //! `cargo bench --bench long_link` (n = 16, two rounds), or `-- N ROUNDS`.
+//!
+//! Also the shaped-link bench's proxy (`benches/link/shaped.py`): `-- proxy LISTEN UPSTREAM
+//! ONE_WAY_MS [MBIT]` forwards every connection on LISTEN to UPSTREAM through the same
+//! delaying proxy (paced to MBIT Mbit/s if given), until killed.
 
 use queens::client::{Access, connect_with};
 use queens::config::{Config, Encodings};
 use queens::pb::EnumerateRequest;
 use queens::pb::queens_client::QueensClient;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
@@ -84,11 +89,37 @@ async fn drain(url: &str, client: Client, n: u32) -> (u64, f64) {
     (bytes / u64::from(n), started.elapsed().as_secs_f64())
 }
 
+/// The proxy alone, as `proxy LISTEN UPSTREAM ONE_WAY_MS [MBIT]` asks, until killed.
+fn proxy(args: &[String]) {
+    let usage = "proxy LISTEN UPSTREAM ONE_WAY_MS [MBIT]";
+    let [listen, upstream, one_way, rest @ ..] = args else {
+        panic!("usage: {usage}");
+    };
+    let listen: SocketAddr = listen.parse().expect(usage);
+    let upstream: SocketAddr = upstream.parse().expect(usage);
+    let one_way = Duration::from_millis(one_way.parse().expect(usage));
+    let rate = rest
+        .first()
+        .map(|mbit| mbit.parse::<u64>().expect(usage) * 1_000_000 / 8);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let link = Link { one_way, rate };
+        let proxy = DelayProxy::listen(listen, upstream, link)
+            .await
+            .expect("bind the proxy");
+        println!("proxy on {} to {upstream}: {link:?}", proxy.addr);
+        std::future::pending::<()>().await;
+    });
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if args.first().is_some_and(|a| a == "proxy") {
+        return proxy(&args[1..]);
+    }
     let n: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(16);
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(2);
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -3,15 +3,17 @@ two ends `tc ... tbf` shapes to a rate (100 Mbit/s, 1 Gbit/s, or unshaped), n = 
 each client in each encoding (none, gzip, zstd: the records under that compression, the
 server offering zstd and gzip; front: the front-coded layout, uncompressed), one run per
 row, all in one go; first the Rust CLI (in its default setting and front coded) through a
-delaying TCP proxy (100 ms round trip) at 1 Gbit/s, against the same proxy without delay.
+delaying TCP proxy (100 ms round trip; the long-link bench's, in Rust, pipelined and holding
+up to the bandwidth-delay product) on the host in front of the 1 Gbit/s link, against the
+same proxy without delay.
 
 Each row: boards/s (boards over the client's wall time, process start to exit), bytes on the
 wire per board (the veth's rx + tx byte counters: frames with their TCP/IP headers), and the
 server's and the client's CPU per board (/proc of the server; the client's rusage). Every
 row's boards are counted and its first and last board checked against the first row's.
 
-Run as root from the repository (it builds the release binary and installs the clients'
-tools under target/tools/link, then makes and removes its namespace and veth pair):
+Run as root from the repository (it builds the release binary and the long-link bench and
+installs the clients' tools under target/tools/link, then makes and removes its namespace and veth pair):
 
     sudo python3 benches/link/shaped.py [--n 16] [--rates 100mbit,1gbit,none]
         [--clients rust,python,node,grpcurl,flight] [--out FILE.md]
@@ -70,6 +72,22 @@ def build(queens: str | None) -> Path:
         return Path(queens)
     subprocess.run(["cargo", "build", "--release", "--bin", "queens"], cwd=REPO, check=True)
     return REPO / "target" / "release" / "queens"
+
+
+def delaying_proxy(given: str | None) -> Path:
+    """The delaying TCP proxy: the long-link bench's executable (its `proxy` mode), built
+    unless given."""
+    if given:
+        return Path(given)
+    built = subprocess.run(
+        ["cargo", "bench", "--bench", "long_link", "--no-run", "--message-format=json"],
+        cwd=REPO, check=True, capture_output=True, text=True,
+    ).stdout
+    for line in built.splitlines():
+        message = json.loads(line)
+        if message.get("target", {}).get("name") == "long_link" and message.get("executable"):
+            return Path(message["executable"])
+    raise RuntimeError("cargo built no long_link bench")
 
 
 def tools(install: bool = True) -> tuple[Path, Path, Path]:
@@ -267,6 +285,9 @@ def main() -> None:
     )
     parser.add_argument("--no-proxy", action="store_true", help="leave out the proxy rows")
     parser.add_argument(
+        "--proxy", help="the built long_link bench, the delaying proxy (default: build it)"
+    )
+    parser.add_argument(
         "--encodings",
         help="each client's encodings instead of the usual: 'rust=none,zstd;flight=lz4' "
         "('today': no compression flag at all, for a build without compression)",
@@ -287,6 +308,7 @@ def main() -> None:
         client, _, listed = spec.partition("=")
         encodings[client.strip()] = listed.split(",")
     queens = build(args.queens)
+    delayer = None if args.no_proxy else delaying_proxy(args.proxy)
     python, grpcurl, node = tools(install=not args.no_install)
     env = {"queens": str(queens), "python": str(python), "grpcurl": str(grpcurl), "node": node}
     scratch = Path(tempfile.mkdtemp(prefix="queens-link-", dir="/dev/shm"))
@@ -331,9 +353,11 @@ def main() -> None:
                 link.shape("1gbit")
                 for delay in (0, 50):
                     listen = f"127.0.0.1:{PORT + 1 + delay}"
+                    # The proxy paces to the link's rate too, which sizes what it holds
+                    # (the bandwidth-delay product).
                     proxy = subprocess.Popen(
-                        [str(python), str(REPO / "benches/link/drain.py"), "proxy",
-                         "--listen", listen, "--addr", addr, "--delay-ms", str(delay)]
+                        [str(delayer), "proxy", listen, addr, str(delay), "1000"],
+                        stdout=subprocess.DEVNULL,
                     )
                     wait_for_port("127.0.0.1", PORT + 1 + delay)
                     for client, encoding in PROXIED:
