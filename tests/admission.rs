@@ -38,10 +38,20 @@ impl Tally {
     }
 }
 
-/// `calls` Count n = 8 calls one after another on `client`, until `stop` is raised if given;
-/// every answer must be 92 and every failure RESOURCE_EXHAUSTED.
-async fn count_8s(
+/// The solutions of the n×n board for the small n these tests count (A000170).
+fn solutions(n: u32) -> u64 {
+    match n {
+        8 => 92,
+        10 => 724,
+        _ => panic!("no answer kept for n = {n}"),
+    }
+}
+
+/// `calls` Count calls of board `n` (8 or 10) one after another on `client`, until `stop` is
+/// raised if given; every answer must be right and every failure RESOURCE_EXHAUSTED.
+async fn counts(
     mut client: QueensClient<Channel>,
+    n: u32,
     calls: usize,
     stop: Option<Arc<AtomicBool>>,
 ) -> Tally {
@@ -50,31 +60,51 @@ async fn count_8s(
         if stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
             break;
         }
-        match client.count(count_request(8)).await {
+        match client.count(count_request(n)).await {
             Ok(answer) => {
-                assert_eq!(answer.into_inner().solutions, 92);
+                assert_eq!(answer.into_inner().solutions, solutions(n));
                 tally.answered += 1;
             }
             Err(status) if status.code() == Code::ResourceExhausted => tally.refused.push(status),
-            Err(status) => panic!("Count n = 8: {status:?}"),
+            Err(status) => panic!("Count n = {n}: {status:?}"),
         }
     }
     tally
 }
 
-/// `tasks` callers on `client`'s connection, each making `calls` Count n = 8 calls in turn
-/// (until `stop`, if given): `tasks` calls in flight at once.
-fn in_flight(
+/// `calls` Count n = 8 calls on `client`, as [`counts`].
+async fn count_8s(
+    client: QueensClient<Channel>,
+    calls: usize,
+    stop: Option<Arc<AtomicBool>>,
+) -> Tally {
+    counts(client, 8, calls, stop).await
+}
+
+/// `tasks` callers on `client`'s connection, each making `calls` Count calls of board `n` in
+/// turn (until `stop`, if given): `tasks` calls in flight at once.
+fn in_flight_of(
     client: &QueensClient<Channel>,
+    n: u32,
     tasks: usize,
     calls: usize,
     stop: Option<Arc<AtomicBool>>,
 ) -> JoinSet<Tally> {
     let mut set = JoinSet::new();
     for _ in 0..tasks {
-        set.spawn(count_8s(client.clone(), calls, stop.clone()));
+        set.spawn(counts(client.clone(), n, calls, stop.clone()));
     }
     set
+}
+
+/// `tasks` callers of Count n = 8, as [`in_flight_of`].
+fn in_flight(
+    client: &QueensClient<Channel>,
+    tasks: usize,
+    calls: usize,
+    stop: Option<Arc<AtomicBool>>,
+) -> JoinSet<Tally> {
+    in_flight_of(client, 8, tasks, calls, stop)
 }
 
 /// The tallies of every task of `set`, added up.
@@ -125,6 +155,34 @@ async fn a_client_flooding_small_calls_does_not_keep_another_out() {
     assert_eq!(
         (tally_b.answered, tally_b.refused.len()),
         (50, 0),
+        "B beside A's flood: {:?}",
+        tally_b.refused.first()
+    );
+    assert!(tally_a.answered >= 32, "A's flood was answered too");
+    assert!(
+        tally_a.refused.is_empty(),
+        "A refused: {:?}",
+        tally_a.refused.first()
+    );
+}
+
+/// Default flags, Count n = 10 (a small count on the pool, taking turns on the CPU, where
+/// n = 8 is counted at once on the call's thread): client A keeps 32 in flight on one
+/// connection while client B makes 20 calls one at a time; all of B's are answered, and all
+/// of A's, none refused.
+#[tokio::test]
+async fn small_counts_taking_turns_are_answered_beside_a_flood() {
+    let server = ServerProcess::start(&[]);
+    let a = client_from(&server.url(), "127.0.0.1").await;
+    let b = client_from(&server.url(), "127.0.0.2").await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flood = in_flight_of(&a, 10, 32, usize::MAX, Some(stop.clone()));
+    let tally_b = counts(b, 10, 20, None).await;
+    stop.store(true, Ordering::Relaxed);
+    let tally_a = total(flood).await;
+    assert_eq!(
+        (tally_b.answered, tally_b.refused.len()),
+        (20, 0),
         "B beside A's flood: {:?}",
         tally_b.refused.first()
     );

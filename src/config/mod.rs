@@ -153,6 +153,13 @@ pub const SMALL_SEARCHES_PER_CORE: usize = 32;
 /// so the waiters are bounded by `--max-requests-per-client` and `--max-requests`.
 pub const SMALL_SEARCH_WAIT: Duration = Duration::from_secs(1);
 
+/// How recently another client must have started a small count for a client with more
+/// calls in flight than its turns to be crowding it: such a client's smallest counts then
+/// take turns on the pool instead of being counted at once (`service::Lane::crowds`). A
+/// second covers a client that calls once a second, and a flood goes back to full speed a
+/// second after the others have gone.
+pub const SMALL_COUNT_COMPANY: Duration = Duration::from_secs(1);
+
 /// Small searches running at once by default: [`SMALL_SEARCHES_PER_CORE`] per core.
 pub fn default_max_small_searches() -> usize {
     SMALL_SEARCHES_PER_CORE * cores()

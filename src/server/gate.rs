@@ -3,7 +3,7 @@
 //! (`--max-requests-per-client`), the caller's identity (`auth.rs`), the call's log
 //! line (with its protocol: gRPC, or gRPC-Web as the web side marked it), metrics and span,
 //! and the per-call extensions the service reads (the types are the
-//! service's: `ClientId`, `Arrived`, `CallNote`). Each request counts as an open stream of its
+//! service's: `ClientId`, `Arrived`, `Calls`, `CallNote`). Each request counts as an open stream of its
 //! connection until its response body ends.
 //!
 //! Not here: the connection limits and clocks (`listen.rs`), how a caller is identified
@@ -12,7 +12,7 @@
 use super::auth;
 use super::listen::{ConnInfo, StreamGuard};
 use crate::config::Tokens;
-use crate::service::{Arrived, CallNote, ClientId, Error, Share, Shares};
+use crate::service::{Arrived, CallNote, Calls, ClientId, Error, Share, Shares};
 use crate::web::GrpcWeb;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -225,6 +225,9 @@ where
             labels,
             span,
         };
+        request
+            .extensions_mut()
+            .insert(Calls(self.shared.shares.held_by(&client)));
         request.extensions_mut().insert(client);
         request.extensions_mut().insert(note);
         let mut held = Held {

@@ -126,7 +126,7 @@ pub fn install(addr: SocketAddr) -> Result<(), BuildError> {
     );
     metrics::describe_counter!(
         "queens_count_subproblems_total",
-        "Count subproblems finished (added each second while a count runs, and at its end)."
+        "Count subproblems finished (added each second while a count runs, and at its end; a board counted at once, n <= 8, is one)."
     );
     metrics::describe_counter!(
         "queens_streams_client_gone_total",

@@ -206,12 +206,19 @@ impl Admission {
             .await
             .inspect_err(|error| match error {
                 Error::SmallBusy { .. } => refused(Size::Small, "max_small_searches"),
-                _ => refused(Size::Small, "shutting_down"),
+                Error::ShuttingDown => refused(Size::Small, "shutting_down"),
+                _ => {}
             })
             .inspect(|_| {
                 metrics::histogram!("queens_small_count_turn_wait_seconds")
                     .record(start.elapsed().as_secs_f64());
             })
+    }
+
+    /// Whether a small count of `client`, with `calls` requests in flight, crowds other
+    /// clients (`Lane::crowds`); notes the count.
+    pub fn crowds(&self, client: &ClientId, calls: usize) -> bool {
+        self.lane.crowds(client, calls)
     }
 
     /// A long search's slot for `client`, or the refusal at once.

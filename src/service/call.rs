@@ -1,5 +1,6 @@
 //! What the service knows of one call beyond its request: who it comes from ([`ClientId`],
-//! for sharing the search slots), when it arrived ([`Arrived`], for its deadline), and the
+//! for sharing the search slots), when it arrived ([`Arrived`], for its deadline), how many
+//! calls its client had in flight then ([`Calls`], for sharing the CPU), and the
 //! note the service leaves for the call's log line ([`CallNote`]). The server's gate fills
 //! these in as request extensions; in-process calls carry none of them.
 //!
@@ -40,6 +41,11 @@ impl std::fmt::Display for ClientId {
         }
     }
 }
+
+/// How many requests its client had in flight when a request arrived, itself included (set by
+/// the server's gate; in-process calls carry none).
+#[derive(Clone, Copy, Debug)]
+pub struct Calls(pub usize);
 
 /// When a request reached the server (its deadline counts from then, as tonic's does).
 #[derive(Clone, Copy, Debug)]

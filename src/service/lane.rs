@@ -13,6 +13,7 @@
 use super::Error;
 use super::call::ClientId;
 use super::turns::{Turn, Turns};
+use crate::config::SMALL_COUNT_COMPANY;
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -90,7 +91,7 @@ impl Lane {
     /// A turn on the CPU for a small count of `client` that holds its place, waited for in
     /// rotation with other clients at most the lane's wait and `deadline`, not past shutdown.
     /// Refused with `SmallBusy` when none came in time: turns end in milliseconds, so that
-    /// means the server is overloaded.
+    /// means the server is overloaded; `Internal` if the line lost the call.
     pub async fn turn(
         &self,
         client: &ClientId,
@@ -101,11 +102,21 @@ impl Lane {
         let until = start + deadline.map_or(self.wait, |d| d.min(self.wait));
         let mut stopping = stopping.clone();
         tokio::select! {
-            turn = tokio::time::timeout_at(until.into(), self.turns.take(client)) => {
-                turn.map_err(|_| Error::SmallBusy { limit: self.limit, waited: start.elapsed() })
-            }
+            turn = tokio::time::timeout_at(until.into(), self.turns.take(client)) => match turn {
+                Ok(Some(turn)) => Ok(turn),
+                Ok(None) => Err(Error::Internal("a small count's turn was lost".into())),
+                Err(_) => Err(Error::SmallBusy { limit: self.limit, waited: start.elapsed() }),
+            },
             _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
         }
+    }
+
+    /// Whether a small count of `client`, which has `calls` requests in flight, crowds other
+    /// clients: it has more calls in flight than turns it may hold, and another client
+    /// started a small count within [`SMALL_COUNT_COMPANY`]. Notes the count either way.
+    pub fn crowds(&self, client: &ClientId, calls: usize) -> bool {
+        let others = self.turns.others_within(client, SMALL_COUNT_COMPANY);
+        others && calls > self.turns.per_client()
     }
 
     /// The client's entry: its semaphore, made on its first place.

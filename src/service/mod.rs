@@ -32,7 +32,7 @@ mod turns;
 
 pub use self::admission::{Admission, SearchSlot, Size};
 pub use self::budget::{Budget, Need, Reservation, Reserved};
-pub use self::call::{Arrived, CallNote, ClientId};
+pub use self::call::{Arrived, CallNote, Calls, ClientId};
 pub use self::count::{RunningCount, grpc_timeout};
 pub use self::error::Error;
 pub use self::lane::{Lane, Place, Waited};
@@ -120,36 +120,66 @@ impl QueensService {
         self.query
     }
 
-    /// Validates a Count request, admits it (a slot, or a small search's place) and starts
-    /// the count.
-    async fn start_count(&self, request: &Request<CountRequest>) -> Result<RunningCount, Error> {
+    /// Validates a Count request and admits it: a slot, or a small search's place and, for a
+    /// count on the pool, its turn on the CPU. With `now`, a board [`solver::count_now`]
+    /// takes is admitted to be counted on the spot (its memory a few words, no turn: it runs
+    /// within one poll of the call, microseconds on the thread that serves the call).
+    async fn admit_count(
+        &self,
+        request: &Request<CountRequest>,
+        now: bool,
+    ) -> Result<AdmittedCount, Error> {
         if let Some(note) = note(request) {
             note.n.store(request.get_ref().n, Ordering::Relaxed);
         }
         let problem = self.query.count(request.get_ref())?;
         // Small boards count in milliseconds: more engines would cost more than they save.
         let size = Size::of_count(&problem);
+        // A client with more calls in flight than its turns, beside others, takes turns.
+        let crowds = size == Size::Small && self.admission.crowds(client(request), calls(request));
+        let now = now && !crowds && solver::counts_now(&problem);
         let threads = match size {
             Size::Small => 1,
             Size::Long => self.config.count_threads,
         };
         let memory = solver::count_memory(&problem, threads);
-        let need = Need {
-            own: memory.fixed,
-            per_engine: memory.per_engine,
-            engines: threads,
-            tables: memory.tables,
+        let need = match now {
+            true => Need::default(),
+            false => Need {
+                own: memory.fixed,
+                per_engine: memory.per_engine,
+                engines: threads,
+                tables: memory.tables,
+            },
         };
         let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
         let mut slot = self
             .admission
             .admit(client(request), size, need, left)
             .await?;
-        if size == Size::Small {
+        if size == Size::Small && !now {
             // Clients take turns on the CPU: a small count waits here for its turn.
             let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
             slot.hold(self.admission.turn(client(request), left).await?);
         }
+        Ok(AdmittedCount {
+            problem,
+            slot,
+            per_engine: memory.per_engine,
+        })
+    }
+
+    /// Starts an admitted count on the pool.
+    fn start_count(
+        &self,
+        request: &Request<CountRequest>,
+        admitted: AdmittedCount,
+    ) -> RunningCount {
+        let AdmittedCount {
+            problem,
+            slot,
+            per_engine,
+        } = admitted;
         // As many engines as the budget holds now, down to one.
         let threads = slot.engines();
         // The clocks start now, not when the count is first polled (a wait for a place
@@ -159,15 +189,22 @@ impl QueensService {
             self.config.max_search_time,
             deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN)),
         );
-        Ok(RunningCount::start(
+        RunningCount::start(
             &problem,
             &self.pool,
-            (threads, memory.per_engine),
+            (threads, per_engine),
             cutoffs,
             slot,
             self.metrics,
-        ))
+        )
     }
+}
+
+/// A Count's problem, admitted: what it holds, and each engine's cap on memory.
+struct AdmittedCount {
+    problem: solver::Problem,
+    slot: SearchSlot,
+    per_engine: u64,
 }
 
 /// Who a call comes from (set by the server's gate; [`ClientId::Local`] in process).
@@ -176,6 +213,15 @@ fn client<T>(request: &Request<T>) -> &ClientId {
         .extensions()
         .get::<ClientId>()
         .unwrap_or(&ClientId::Local)
+}
+
+/// How many requests the call's client had in flight when it arrived (set by the server's
+/// gate; one in process).
+fn calls<T>(request: &Request<T>) -> usize {
+    request
+        .extensions()
+        .get::<Calls>()
+        .map_or(1, |calls| calls.0)
 }
 
 /// The call's log note (set by the server's gate; none in process).
@@ -252,8 +298,15 @@ impl Queens for QueensService {
         &self,
         request: Request<CountRequest>,
     ) -> Result<Response<CountResponse>, Status> {
-        let mut running = self.start_count(&request).await?;
-        let counts = running.result().await?;
+        let admitted = self.admit_count(&request, true).await?;
+        let counts = match solver::count_now(&admitted.problem) {
+            // The smallest boards: counted here, in microseconds, holding the place.
+            Some(counted) => {
+                metrics::counter!("queens_count_subproblems_total").increment(1);
+                counted.map_err(Error::from)?
+            }
+            None => self.start_count(&request, admitted).result().await?,
+        };
         if let Some(note) = note(&request) {
             note.solutions.store(counts.solutions, Ordering::Relaxed);
         }
@@ -266,7 +319,8 @@ impl Queens for QueensService {
         &self,
         request: Request<CountRequest>,
     ) -> Result<Response<Self::CountProgressStream>, Status> {
-        let mut running = self.start_count(&request).await?;
+        let admitted = self.admit_count(&request, false).await?;
+        let mut running = self.start_count(&request, admitted);
         let every = self.config.progress_interval;
         let (tx, rx) = mpsc::channel(self.config.channel_messages);
         let stall = self.config.stall_timeout;

@@ -13,6 +13,7 @@ use super::call::ClientId;
 use crate::sync::lock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// The turns: how many may run at once, and who waits for one.
@@ -30,6 +31,8 @@ struct Line {
     waiting: HashMap<ClientId, VecDeque<oneshot::Sender<Turn>>>,
     /// The clients with calls waiting, in the order their next turn comes.
     order: VecDeque<ClientId>,
+    /// The last two clients to start a small count, and when: whether a client is alone.
+    recent: [Option<(ClientId, Instant)>; 2],
 }
 
 impl Line {
@@ -87,13 +90,15 @@ impl Turns {
 
     /// A turn for `client`: at once when it may take a free one and nobody waits, else when
     /// its turn in the rotation comes. Cancel-safe: a call that stops waiting leaves the line
-    /// (a turn handed to it meanwhile goes on to the next).
-    pub async fn take(&self, client: &ClientId) -> Turn {
+    /// (a turn handed to it meanwhile goes on to the next). None if the line lost the call
+    /// (its sender dropped unsent: never, as the line is written; the caller answers an
+    /// internal error rather than wait on).
+    pub async fn take(&self, client: &ClientId) -> Option<Turn> {
         let rx = {
             let mut line = lock(&self.0);
             if line.order.is_empty() && line.may_take(client) {
                 line.took(client);
-                return self.turn(client);
+                return Some(self.turn(client));
             }
             let (tx, rx) = oneshot::channel();
             let Line { waiting, order, .. } = &mut *line;
@@ -108,11 +113,33 @@ impl Turns {
             self.fill(&mut line);
             rx
         };
-        match rx.await {
-            Ok(turn) => turn,
-            // The sender is only dropped after sending or when its waiter has gone.
-            Err(_) => unreachable!("a waiting call's sender is kept until it sends"),
+        // The sender is only dropped after sending or when its waiter has gone.
+        rx.await.ok()
+    }
+
+    /// Most turns one client may hold: all but the one kept for a client running none.
+    pub fn per_client(&self) -> usize {
+        lock(&self.0).limit - 1
+    }
+
+    /// Notes a small count of `client` starting, and answers whether another client started
+    /// one within `window`.
+    pub fn others_within(&self, client: &ClientId, window: Duration) -> bool {
+        let now = Instant::now();
+        let mut line = lock(&self.0);
+        let others = line
+            .recent
+            .iter()
+            .flatten()
+            .any(|(other, at)| other != client && now.saturating_duration_since(*at) < window);
+        match &mut line.recent {
+            [Some((last, at)), _] if last == client => *at = now,
+            recent => {
+                recent[1] = recent[0].take();
+                recent[0] = Some((client.clone(), now));
+            }
         }
+        others
     }
 
     /// A turn of `client`.
@@ -173,7 +200,6 @@ impl Turns {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     /// The client at 127.0.0.`last`.
     fn ip(last: u8) -> ClientId {
@@ -184,10 +210,10 @@ mod tests {
     #[tokio::test]
     async fn a_newcomer_takes_the_turn_kept_free() {
         let turns = Turns::new(2);
-        let _a1 = turns.take(&ip(1)).await;
+        let _a1 = turns.take(&ip(1)).await.expect("a turn");
         let a2 = tokio::time::timeout(Duration::from_millis(5), turns.take(&ip(1))).await;
         assert!(a2.is_err(), "A took the turn kept for others");
-        let _b = turns.take(&ip(2)).await;
+        let _b = turns.take(&ip(2)).await.expect("a turn");
         assert_eq!(turns.counts(), (2, 0));
     }
 
@@ -196,15 +222,15 @@ mod tests {
     #[tokio::test]
     async fn clients_take_turns_in_rotation() {
         let turns = Turns::new(2);
-        let x = turns.take(&ip(9)).await;
-        let _y = turns.take(&ip(8)).await;
+        let x = turns.take(&ip(9)).await.expect("a turn");
+        let _y = turns.take(&ip(8)).await.expect("a turn");
         let (a, b) = (ip(1), ip(2));
         let (tx, mut ran) = tokio::sync::mpsc::unbounded_channel();
         let mut waiting = Vec::new();
         for (i, client) in [&a, &a, &a, &b].into_iter().enumerate() {
             let (turns, client, tx) = (turns.clone(), client.clone(), tx.clone());
             waiting.push(tokio::spawn(async move {
-                let _turn = turns.take(&client).await;
+                let _turn = turns.take(&client).await.expect("a turn");
                 tx.send(i).unwrap();
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }));
@@ -226,8 +252,8 @@ mod tests {
     #[tokio::test]
     async fn a_call_that_stops_waiting_passes_its_turn_on() {
         let turns = Turns::new(2);
-        let held = turns.take(&ip(1)).await;
-        let _other = turns.take(&ip(4)).await;
+        let held = turns.take(&ip(1)).await.expect("a turn");
+        let _other = turns.take(&ip(4)).await.expect("a turn");
         let gone = tokio::time::timeout(Duration::from_millis(5), turns.take(&ip(2))).await;
         assert!(gone.is_err(), "no turn was free");
         let (t2, c3) = (turns.clone(), ip(3));
@@ -241,7 +267,27 @@ mod tests {
         drop(held);
         next.await.unwrap();
         assert_eq!(turns.counts(), (1, 0));
-        let _again = turns.take(&ip(2)).await;
+        let _again = turns.take(&ip(2)).await.expect("a turn");
         assert_eq!(turns.counts(), (2, 0));
+    }
+
+    /// A client is alone until another starts a small count, and again once the other's
+    /// last one is older than the window; a third client keeps the company going.
+    #[test]
+    fn others_are_seen_within_the_window() {
+        let turns = Turns::new(3);
+        let hour = Duration::from_secs(3600);
+        let (a, b, c) = (ip(1), ip(2), ip(3));
+        assert!(!turns.others_within(&a, hour), "nobody before A");
+        assert!(!turns.others_within(&a, hour), "A alone");
+        assert!(turns.others_within(&b, hour), "A before B");
+        assert!(turns.others_within(&a, hour), "B beside A");
+        assert!(turns.others_within(&c, hour));
+        assert!(turns.others_within(&a, hour));
+        assert!(
+            !turns.others_within(&a, Duration::ZERO),
+            "the others are too old"
+        );
+        assert_eq!(turns.per_client(), 2);
     }
 }

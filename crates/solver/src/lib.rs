@@ -59,8 +59,8 @@ mod oeis;
 mod tests;
 
 pub use count::{
-    CountMemory, CountOptions, Hold, Progress, Recount, RecountMethod, answers_turn_fixed, count,
-    count_memory,
+    CountMemory, CountOptions, Hold, NOW_MAX_N, Progress, Recount, RecountMethod,
+    answers_turn_fixed, count, count_memory, count_now, counts_now,
 };
 pub use counts::{CountError, Counts, PartsError};
 pub use geometry::{MAX_N, Square, Symmetry, attack, peaceful, peaceful_columns};

@@ -28,7 +28,8 @@
 //! off or the CPU has no SIMD registers for them, are searched alone (`board.rs`), a
 //! subproblem at a time.
 //!
-//! Here: the entry point ([`count()`]) and which subproblems a count has. Not here: the
+//! Here: the entry point ([`count()`]), the shortcut for the smallest boards on the caller's
+//! thread ([`count_now`]), and which subproblems a count has. Not here: the
 //! engines and their queue (`engine.rs`), what a subproblem's completions weigh
 //! (`subproblem.rs`), the options and progress (`options.rs`), boards and enumeration
 //! (`search.rs`, which also counts the boards below [`MIN_N`] for this path), the searches
@@ -59,11 +60,15 @@ use crate::geometry::{Square, Symmetry, peaceful};
 use crate::pool::Pool;
 use crate::problem::{Problem, Shard};
 use crate::search::count as count_by_search;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Boards below this size are counted by the plain search: they take microseconds, and
 /// below it a board has next to no constellations to split the work into.
 const MIN_N: u32 = 6;
+
+/// Largest board [`count_now`] counts on the caller's thread: a whole board of n = 8 takes
+/// the plain search a few microseconds, less than handing it to a pool thread and back.
+pub const NOW_MAX_N: u32 = 8;
 
 /// Fixed queens that this many symmetries map to themselves are counted through border
 /// constellations, one per orbit of those symmetries. Measured with the scalar search: a
@@ -156,6 +161,18 @@ pub fn count(
             done,
         );
     }
+}
+
+/// Counts `problem` at once on the caller's thread when it is a whole board of at most
+/// [`NOW_MAX_N`] (fixed queens or not): microseconds of work and a few words of memory, the
+/// same answer [`count()`] gives. None for any other problem: those go through [`count()`].
+pub fn count_now(problem: &Problem) -> Option<Result<Counts, CountError>> {
+    counts_now(problem).then(|| count_by_search(problem, &AtomicBool::new(false)))
+}
+
+/// Whether [`count_now`] counts `problem`.
+pub fn counts_now(problem: &Problem) -> bool {
+    problem.shard().parts() == 1 && problem.n() <= NOW_MAX_N
 }
 
 /// Whether a count of `problem` answers turn-fixed points ([`Counts::turn_fixed`]) instead

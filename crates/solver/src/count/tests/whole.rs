@@ -215,3 +215,23 @@ fn a_part_is_the_same_every_time() {
         assert_eq!(fast(&p, threads), first);
     }
 }
+
+/// The shortcut on the caller's thread answers what the entry point does, for whole boards
+/// up to its bound (with a fixed queen too), and leaves shards and bigger boards to it.
+#[test]
+fn count_now_answers_the_smallest_whole_boards_only() {
+    use super::super::{NOW_MAX_N, count_now};
+    for n in 1..=NOW_MAX_N {
+        let whole = problem(n, &[], Shard::WHOLE);
+        assert_eq!(count_now(&whole), Some(Ok(fast(&whole, 1))), "n = {n}");
+        let corner = problem(n, &[Square { row: 0, column: 0 }], Shard::WHOLE);
+        assert_eq!(
+            count_now(&corner),
+            Some(Ok(fast(&corner, 1))),
+            "n = {n}, a corner"
+        );
+    }
+    let half = Shard { index: 0, count: 2 };
+    assert_eq!(count_now(&problem(NOW_MAX_N, &[], half)), None);
+    assert_eq!(count_now(&problem(NOW_MAX_N + 1, &[], Shard::WHOLE)), None);
+}
