@@ -6,12 +6,15 @@
 //! are bounded: its share of the small searches' places, and a wait bounded by its share of
 //! the requests in flight and by `--small-search-wait`, after which it is refused.
 //!
+//! A lone client's Counts of n <= 8 are counted at once (seen in the metrics).
+//!
 //! Clients are told apart by address: the second client binds 127.0.0.2 (all of 127/8 is
 //! loopback on Linux). Only counts of answered and refused calls are asserted, never times.
 
 use crate::common;
 use crate::fairness_deadlines::client_from;
 use crate::limits::limit_details;
+use crate::metrics::{metered_server, sample, scrape_until};
 
 use common::{ServerProcess, count_request};
 use queens::pb::EnumerateRequest;
@@ -192,6 +195,29 @@ async fn small_counts_taking_turns_are_answered_beside_a_flood() {
         "A refused: {:?}",
         tally_a.refused.first()
     );
+}
+
+/// Default flags, metered: a client alone with 32 Count n = 8 in flight has every one
+/// counted at once on the call's thread: one subproblem each, no turn taken, none refused.
+/// (Whether a client crowds others is decided by the server's own count of its calls in
+/// flight; the unit tests of `admission.rs` cover that rule.)
+#[tokio::test]
+async fn a_lone_clients_smallest_counts_are_counted_at_once() {
+    let (port, server, _) = metered_server().await;
+    let a = client_from(&server.url(), "127.0.0.1").await;
+    let (turns, subproblems) = (
+        "queens_small_count_turn_wait_seconds_count ",
+        "queens_count_subproblems_total ",
+    );
+    let alone = total(in_flight(&a, 32, 4, None)).await;
+    assert_eq!((alone.answered, alone.refused.len()), (128, 0));
+    let text = scrape_until(port, |text| sample(text, subproblems) == Some(128.0)).await;
+    assert_eq!(
+        sample(&text, subproblems),
+        Some(128.0),
+        "counted at once: {text}"
+    );
+    assert_eq!(sample(&text, turns).unwrap_or(0.0), 0.0, "{text}");
 }
 
 /// Default flags: a client that runs its share of the search slots (half the cores', at least

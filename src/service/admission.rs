@@ -352,6 +352,23 @@ mod tests {
         ));
     }
 
+    /// A client crowds others only beside another client that started a small count within
+    /// the window, and only with more calls in flight than the turns one client may hold
+    /// (two of three here); the lighter client never crowds.
+    #[test]
+    fn a_client_crowds_others_only_beside_them_with_more_calls_than_turns() {
+        let (_tx, stopping) = watch::channel(false);
+        let lane = Lane::new(4, 4, Duration::from_millis(20), 3);
+        let admission = Admission::new((1, 1), lane, u64::MAX, stopping);
+        let (a, b) = (ClientId::loopback(1), ClientId::loopback(2));
+        assert!(!admission.crowds(&a, 32), "A alone");
+        assert!(!admission.crowds(&b, 1), "B with one call");
+        assert!(admission.crowds(&a, 32), "A with 32 beside B");
+        assert!(admission.crowds(&a, 3), "A with 3 beside B");
+        assert!(!admission.crowds(&a, 2), "A within its two turns");
+        assert!(!admission.crowds(&b, 1), "B with one call beside A");
+    }
+
     /// The rule: Count up to n = 12 and Enumerate up to n = 12 are small, whatever the rest
     /// of the request; n = 13 is long, with a limit too.
     #[test]

@@ -123,7 +123,9 @@ impl QueensService {
     /// Validates a Count request and admits it: a slot, or a small search's place and, for a
     /// count on the pool, its turn on the CPU. With `now`, a board [`solver::count_now`]
     /// takes is admitted to be counted on the spot (its memory a few words, no turn: it runs
-    /// within one poll of the call, microseconds on the thread that serves the call).
+    /// within one poll of the call, microseconds on the thread that serves the call), unless
+    /// its client crowds others (`Lane::crowds`): then it takes turns on the pool, parked
+    /// while it waits, and its flood leaves the CPU to the others.
     async fn admit_count(
         &self,
         request: &Request<CountRequest>,
@@ -166,6 +168,7 @@ impl QueensService {
             problem,
             slot,
             per_engine: memory.per_engine,
+            now,
         })
     }
 
@@ -179,6 +182,7 @@ impl QueensService {
             problem,
             slot,
             per_engine,
+            ..
         } = admitted;
         // As many engines as the budget holds now, down to one.
         let threads = slot.engines();
@@ -200,11 +204,13 @@ impl QueensService {
     }
 }
 
-/// A Count's problem, admitted: what it holds, and each engine's cap on memory.
+/// A Count's problem, admitted: what it holds, each engine's cap on memory, and whether it
+/// was admitted to be counted at once.
 struct AdmittedCount {
     problem: solver::Problem,
     slot: SearchSlot,
     per_engine: u64,
+    now: bool,
 }
 
 /// Who a call comes from (set by the server's gate; [`ClientId::Local`] in process).
@@ -299,7 +305,8 @@ impl Queens for QueensService {
         request: Request<CountRequest>,
     ) -> Result<Response<CountResponse>, Status> {
         let admitted = self.admit_count(&request, true).await?;
-        let counts = match solver::count_now(&admitted.problem) {
+        let now = admitted.now.then(|| solver::count_now(&admitted.problem));
+        let counts = match now.flatten() {
             // The smallest boards: counted here, in microseconds, holding the place.
             Some(counted) => {
                 metrics::counter!("queens_count_subproblems_total").increment(1);

@@ -4,7 +4,9 @@
 //! counts in flight waits behind its own, while another client's call waits for at most one
 //! turn of each client ahead of it. Its waiting calls sit here, parked, instead of in the
 //! runtime's and the pool's queues in front of everyone else's work. Waiters are calls holding
-//! a small search's place (`lane.rs`), so they are as bounded as the places are.
+//! a small search's place (`lane.rs`), so they are as bounded as the places are. The line
+//! also remembers the last two clients to start a small count, so the service can tell a
+//! client alone (its smallest counts are counted at once, no turn) from one beside others.
 //!
 //! Not here: the places themselves and how long a call may wait (`lane.rs`), which searches
 //! are small (`admission.rs`).
