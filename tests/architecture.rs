@@ -16,8 +16,14 @@
 //! `use`; macro-generated code is not seen; `#[cfg(test)]` code counts. `#[cfg(target_arch ..)]`
 //! (not `not(..)`) gates the next item, statement or arm: to its first `;` or `,` before any
 //! brace, or to its closing brace; on a `mod NAME;` line it gates the whole of that module's
-//! file and every file below it (the solver's per-tier kernel files are gated so, once). Items
-//! defined only under a gate are not followed.
+//! file and every file below it, and so does an inner `#![cfg(target_arch ..)]` that opens a
+//! file (the solver's per-target files are gated so, once). Items defined only under a gate
+//! are not followed.
+//!
+//! # The tier modules
+//! The files that open with an inner `#![cfg(..)]` naming `target_arch` (either way), and the
+//! files below them, are the tier modules: no other file of `crates/` or `src/` names
+//! `target_arch`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -235,14 +241,68 @@ fn path_attributes(src: &str) -> Vec<String> {
         .collect()
 }
 
-/// The files (paths as in `files`) of the modules declared under a `target_arch` gate on
-/// their `mod NAME;` line, and the folders below them: `NAME.rs` or `NAME/mod.rs` beside
-/// the declaring file's own module, and everything in `NAME/`; for a module with a
-/// `#[path = "P"]` after its gate, `P` beside the declaring file (and, if `P` is a `mod.rs`,
-/// its folder).
+/// How the inner attributes that open `src` gate it on `target_arch`: `Some(true)` for
+/// x86-64 only (a `cfg` naming it without `not(..)`), `Some(false)` for a `cfg` naming it
+/// otherwise (other targets, or those and tests), `None` for no such gate.
+fn file_gate(src: &str) -> Option<bool> {
+    let t = tokens(src);
+    let mut i = 0;
+    while t.get(i..i + 3).is_some_and(|x| x == ["#", "!", "["]) {
+        let attr: Vec<&String> = t[i + 3..].iter().take_while(|x| *x != "]").collect();
+        if attr.first().is_some_and(|x| *x == "cfg") && attr.iter().any(|x| *x == "target_arch") {
+            return Some(!attr.iter().any(|x| *x == "not"));
+        }
+        i += 3 + attr.len() + 1;
+    }
+    None
+}
+
+/// A file and, for a `mod.rs`, its folder (paths as in `files`).
+fn with_folder(path: &str) -> Vec<String> {
+    let folder = path.strip_suffix("mod.rs").map(String::from);
+    [path.to_string()].into_iter().chain(folder).collect()
+}
+
+/// The files of the tier modules (see the module's docs), with their folders.
+fn tier_files(files: &[(String, String)]) -> Vec<String> {
+    (files.iter())
+        .filter(|(_, src)| file_gate(src).is_some())
+        .flat_map(|(path, _)| with_folder(path))
+        .collect()
+}
+
+/// Whether `path` is one of `gated` (a file, or below a folder ending in `/`).
+fn below(gated: &[String], path: &str) -> bool {
+    (gated.iter()).any(|f| path == f || (f.ends_with('/') && path.starts_with(f.as_str())))
+}
+
+/// Each `target_arch` (code, not comments) of `files` outside the tier modules, and how many
+/// files those have.
+fn target_arch_outside_tiers(files: &[(String, String)]) -> (Vec<String>, usize) {
+    let tiers = tier_files(files);
+    let outside = (files.iter())
+        .filter(|(path, _)| !below(&tiers, path))
+        .flat_map(|(path, src)| {
+            let named = tokens(src).iter().filter(|t| *t == "target_arch").count();
+            (0..named).map(move |_| format!("{path}: `target_arch`"))
+        })
+        .collect();
+    let tier_count = files.iter().filter(|(path, _)| below(&tiers, path)).count();
+    (outside, tier_count)
+}
+
+/// The files (paths as in `files`) of the modules gated on x86-64: those declared under a
+/// `target_arch` gate on their `mod NAME;` line, and the folders below them (`NAME.rs` or
+/// `NAME/mod.rs` beside the declaring file's own module, and everything in `NAME/`; for a
+/// module with a `#[path = "P"]` after its gate, `P` beside the declaring file and, if `P`
+/// is a `mod.rs`, its folder), and those opened by an inner x86-64 gate ([`file_gate`]),
+/// with their folders.
 fn gated_files(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (path, src) in files {
+        if file_gate(src) == Some(true) {
+            out.extend(with_folder(path));
+        }
         // The declaring module's folder: `a/` for `a/mod.rs` and `a.rs`, `` for the root.
         let stem = path.trim_end_matches(".rs");
         let dir = match stem.rsplit_once('/') {
@@ -312,10 +372,7 @@ fn x86_in_files(files: &[(String, String)]) -> (Vec<String>, usize) {
     let (mut outside, mut gated) = (Vec::new(), 0);
     for (path, text) in files {
         let (o, g) = x86_outside_gates(path, text);
-        let whole = gated_files
-            .iter()
-            .any(|f| path == f || (f.ends_with('/') && path.starts_with(f.as_str())));
-        if whole {
+        if below(&gated_files, path) {
             gated += o.len() + g;
         } else {
             (outside, gated) = ([outside, o].concat(), gated + g);
@@ -356,6 +413,21 @@ fn x86_only_names_in_the_solver_stay_under_target_arch() {
     let (outside, gated) = x86_in_files(&files_below("crates/solver/src"));
     assert!(gated > 50, "{gated} gated names: the scan is blind");
     none_of("x86-only names outside a gate", &outside);
+}
+
+#[test]
+fn target_arch_is_named_only_in_the_tier_modules() {
+    let (mut outside, mut tiers) = (Vec::new(), 0);
+    for dir in ["crates/solver/src", "src"] {
+        let (o, t) = target_arch_outside_tiers(&files_below(dir));
+        outside.extend(o.into_iter().map(|o| format!("{dir}/{o}")));
+        tiers += t;
+    }
+    assert!(
+        tiers >= 6,
+        "{tiers} files in tier modules: the scan is blind"
+    );
+    none_of("`target_arch` outside the tier modules", &outside);
 }
 
 /// Small files of a made-up crate, each after a line `@path`.
@@ -424,5 +496,31 @@ fn the_scan_reports_what_it_should_and_not_what_it_should_not() {
     assert_eq!(
         outside,
         ["c/t.rs: `x86_64`", "a/p/q.rs: `x86_64`", "b/k.rs: `x86_64`"]
+    );
+    // An inner gate that opens a file gates it whole (and a `mod.rs`'s folder) and makes it
+    // a tier module; one that lets other targets in does not gate x86-64 names; a
+    // `target_arch` elsewhere is reported, in code only.
+    let files = [
+        file(
+            "d/x/mod.rs",
+            "//! Doc.\n#![cfg(target_arch = \"x86_64\")]\nuse std::arch::x86_64::*; mod deep;",
+        ),
+        file("d/x/deep.rs", "use std::arch::x86_64::_pext_u64;"),
+        file(
+            "d/g.rs",
+            "#![allow(dead_code)]\n#![cfg(any(not(target_arch = \"x86_64\"), test))]\n\
+             use std::arch::x86_64::_pext_u64;",
+        ),
+        file(
+            "d/mod.rs",
+            "// target_arch\nmod g; mod x; fn f() -> bool { cfg!(target_arch = \"x86\") }",
+        ),
+    ];
+    let (outside, gated) = x86_in_files(&files);
+    assert_eq!((outside, gated), (vec!["d/g.rs: `x86_64`".to_string()], 2));
+    let (outside, tiers) = target_arch_outside_tiers(&files);
+    assert_eq!(
+        (outside, tiers),
+        (vec!["d/mod.rs: `target_arch`".to_string()], 3)
     );
 }

@@ -29,9 +29,17 @@
 //! features, see above), and the features do not change while the process runs. Each such
 //! block carries `// SAFETY:` naming the token it relies on; every other `unsafe` block
 //! (unaligned loads and stores, `set_len`) argues its own bounds where it stands. Two places
-//! hold such blocks: [`Tier::run`] here, which compiles the lane engines' loops once per tier
-//! ([`PerTier`]), and the join's one kernel dispatch (`count/join/kernels/mod.rs`), whose
-//! per-tier files are declared for x86-64 only on their `mod` line.
+//! hold such blocks: [`Tier::run`]'s copies per tier (`simd/x86_64.rs`), which compile the
+//! lane engines' loops once per tier ([`PerTier`]), and the join's one kernel dispatch
+//! (`count/join/kernels/x86_64/mod.rs`).
+//!
+//! # The per-target files
+//! - `simd/x86_64.rs`: on x86-64, what this CPU has of each tier's features, and
+//!   [`Tier::run`]'s copies per tier.
+//! - `simd/generic.rs`: the same functions on other targets (nothing but the portable tier).
+//!
+//! Each is gated once, by its first line, as are the join's kernels and the lanes' AVX-512
+//! rounds: no other file of the crate names a target.
 
 use std::fmt;
 
@@ -103,15 +111,10 @@ impl Tier {
 
     /// The tier `kind` names if this CPU has every feature its kernels are compiled with.
     pub fn detect(kind: TierKind) -> Option<Tier> {
-        let has = match kind {
-            TierKind::Avx512 => has_avx512(),
-            TierKind::Avx2 => has_avx2(),
-            TierKind::Portable => true,
-        };
-        has.then(|| Tier {
+        Cpu::has(kind).then(|| Tier {
             kind,
-            gfni: kind == TierKind::Avx512 && has_avx512_gfni(),
-            fast_pext: kind == TierKind::Avx512 || (kind == TierKind::Avx2 && has_fast_pext()),
+            gfni: kind == TierKind::Avx512 && Cpu::has_avx512_gfni(),
+            fast_pext: kind == TierKind::Avx512 || (kind == TierKind::Avx2 && Cpu::has_fast_pext()),
         })
     }
 
@@ -162,36 +165,18 @@ impl Tier {
     /// Runs `code` compiled for this tier: for AVX-512 and AVX2 in a copy compiled with
     /// the tier's features (its `run::<true>` for AVX-512), else as it is.
     pub(crate) fn run<C: PerTier>(self, code: C) -> C::Output {
-        match self.kind {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see the module).
-            TierKind::Avx512 => unsafe { per_tier::avx512(code) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: an AVX2 `Tier` proves the CPU has its features (see the module).
-            TierKind::Avx2 => unsafe { per_tier::avx2(code) },
-            _ => code.run::<false>(),
-        }
+        self.run_on_target(code)
     }
 }
 
-/// [`Tier::run`]'s copies per tier, each with the features of every lane engine's kernels
-/// in that tier (a subset of what [`Tier::detect`] checks for it).
-#[cfg(target_arch = "x86_64")]
-mod per_tier {
-    use super::PerTier;
+/// What this CPU has, asked by the per-target file: `x86_64.rs` or `generic.rs` write
+/// its functions (`has`, `has_avx512_gfni`, `has_fast_pext`) and [`Tier::run`]'s copies
+/// per tier (`Tier::run_on_target`), each gated once by its first line (one type with the
+/// same methods in each per-target file, as hashbrown's `Group`).
+struct Cpu;
 
-    /// `code` compiled for the AVX-512 tier.
-    #[target_feature(enable = "avx512f,avx512cd")]
-    pub(super) fn avx512<C: PerTier>(code: C) -> C::Output {
-        code.run::<true>()
-    }
-
-    /// `code` compiled for the AVX2 tier.
-    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) fn avx2<C: PerTier>(code: C) -> C::Output {
-        code.run::<false>()
-    }
-}
+mod generic;
+mod x86_64;
 
 /// The environment variable that forces a tier: `avx512`, `avx2` or `portable` (a tier
 /// this CPU lacks is refused, see [`forced_tier`]); unset or empty, the best one is taken.
@@ -300,59 +285,6 @@ pub(crate) fn tiers_to_test(test: &str) -> Vec<Tier> {
         names.join(", ")
     );
     run
-}
-
-/// Whether this CPU has every one of the named x86 features (never, on other architectures).
-macro_rules! has_x86_features {
-    ($($feature:tt),+) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            true $(&& std::arch::is_x86_feature_detected!($feature))+
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    }};
-}
-
-/// Whether this CPU has the AVX-512 byte, VBMI, BITALG and GFNI instructions the join's
-/// split-bit sampling uses in the AVX-512 tier.
-fn has_avx512_gfni() -> bool {
-    has_x86_features!("avx512f", "avx512bw", "avx512vbmi", "avx512bitalg", "gfni")
-}
-
-/// Whether this CPU has every feature the AVX-512 tier's kernels are compiled with.
-fn has_avx512() -> bool {
-    has_x86_features!("avx512f", "avx512cd", "bmi2", "popcnt")
-}
-
-/// Whether this CPU's `pext` is fast: not an AMD or Hygon CPU before family 0x19 (Zen 3),
-/// which run it in microcode.
-fn has_fast_pext() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::__cpuid;
-        // "AuthenticAMD" and "HygonGenuine" begin with these four bytes (EBX of leaf 0).
-        const AMD: u32 = u32::from_le_bytes(*b"Auth");
-        const HYGON: u32 = u32::from_le_bytes(*b"Hygo");
-        let vendor = __cpuid(0).ebx;
-        let signature = __cpuid(1).eax;
-        let base = (signature >> 8) & 0xf;
-        let family = if base == 0xf {
-            base + ((signature >> 20) & 0xff)
-        } else {
-            base
-        };
-        !((vendor == AMD || vendor == HYGON) && family < 0x19)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
-/// Whether this CPU has every feature the AVX2 tier's kernels are compiled with.
-fn has_avx2() -> bool {
-    has_x86_features!("avx2", "bmi1", "bmi2", "lzcnt", "popcnt")
 }
 
 #[cfg(test)]

@@ -26,6 +26,17 @@ use crate::simd::{PerTier, Tier};
 
 mod state;
 
+// Each of these two is gated once, by its first line, and defines the `avx512_burst!` the
+// lanes' loop calls (so they are declared before it): `generic` off x86-64 (and in tests,
+// so that a change that breaks it shows on x86-64 too), `avx512` on x86-64, declared after
+// `generic` so that its macro shadows the generic one where tests compile both.
+/// The portable rounds in the AVX-512 rounds' place off x86-64 (see its module).
+#[macro_use]
+mod generic;
+/// The lanes' rounds in AVX-512 registers, on x86-64 (see its module).
+#[macro_use]
+mod avx512;
+
 pub(super) use self::state::Start;
 use self::state::{BURST, CountLanes, OFFSET};
 
@@ -250,7 +261,7 @@ fn count_lanes<const AVX512: bool>(
         if AVX512 {
             // SAFETY: the `AVX512` copy runs only inside `Tier::run`'s AVX-512 copy, for an
             // AVX-512 `Tier`, which proves the CPU has the features (see `simd.rs`).
-            unsafe { arch::burst(lanes, full) };
+            unsafe { avx512_burst!(lanes, full) };
         } else {
             for _ in 0..BURST {
                 lanes.step(full);
@@ -275,17 +286,3 @@ fn count_lanes<const AVX512: bool>(
     }
     Ok(Outcome::Done)
 }
-
-/// The lanes' rounds in AVX-512 registers on x86-64 (see its module).
-#[cfg(target_arch = "x86_64")]
-#[path = "lanes/avx512.rs"]
-mod arch;
-/// The portable rounds in its place off x86-64 (see its module).
-#[cfg(not(target_arch = "x86_64"))]
-#[path = "lanes/generic.rs"]
-mod arch;
-/// The portable rounds, compiled in tests on x86-64 too, so a change that breaks them shows.
-#[cfg(test)]
-#[allow(dead_code)]
-#[path = "lanes/generic.rs"]
-mod generic;

@@ -1,12 +1,23 @@
 //! The lanes' rounds written out in AVX-512 instructions (`burst`): the compiler keeps
 //! the lanes' state in memory between rounds when it vectorizes the portable loop
-//! (`CountLanes::step`), this keeps it in registers. Compiled on x86-64 only (the gate is
-//! on its `mod` line in `lanes.rs`; `generic.rs` takes its place elsewhere); called only
-//! from the AVX-512 tier's copy of the lanes' loop.
+//! (`CountLanes::step`), this keeps it in registers. Compiled on x86-64 only, gated once
+//! by its first line (`generic.rs` takes its place elsewhere); called only from the AVX-512
+//! tier's copy of the lanes' loop, through `avx512_burst!`.
+
+#![cfg(target_arch = "x86_64")]
 
 use super::state::{BURST, CountLanes, OFFSET};
 use crate::lane::LANES;
 use std::arch::x86_64::*;
+
+/// Runs [`BURST`] rounds of every lane of the `&mut CountLanes` `$lanes` (`full`: the board's
+/// columns, `u64` `$full`) in AVX-512 registers ([`burst`]): `unsafe`, the caller's block
+/// arguing that the CPU has AVX-512.
+macro_rules! avx512_burst {
+    ($lanes:expr, $full:expr) => {
+        avx512::burst($lanes, $full)
+    };
+}
 
 /// Eight lanes' state in registers.
 struct Group {

@@ -1,14 +1,16 @@
 //! The join's kernels on targets other than x86-64: the portable kernels alone, behind the
-//! same `by_tier!` and `prefetch` as `x86_64/mod.rs`, so that `mod.rs` calls one or the
-//! other without naming the target. Declared in `x86_64/mod.rs`'s place (the gate is on its
-//! `mod` line); also compiled in this crate's tests on every target, so a change that breaks
-//! it shows on x86-64 too.
+//! same `by_tier!` and `prefetch_hint!` as `x86_64/mod.rs`, so that `mod.rs` calls one or
+//! the other without naming the target. Gated once, by its first line: compiled in
+//! `x86_64/`'s place, and in this crate's tests on every target, so that a change that
+//! breaks it shows on x86-64 too (where `x86_64/`'s macros shadow these, see `mod.rs`).
 //!
 //! Not here: the kernels themselves (`portable.rs`), what each does (`mod.rs`).
 
+#![cfg(any(not(target_arch = "x86_64"), test))]
+
 /// Runs the portable kernel `$kernel` with the arguments given (every tier is the portable
 /// one here, whichever kernels AVX-512 alone has).
-#[allow(unused_macros)] // compiled in tests on x86-64, where nothing calls it
+#[allow(unused_macros)] // compiled in tests on x86-64, where only its test calls it
 macro_rules! by_tier {
     ($tier:expr, $(avx512)? $(gfni)? only: $kernel:ident($($arg:expr),* $(,)?)) => {{
         let _: $crate::simd::Tier = $tier;
@@ -19,12 +21,14 @@ macro_rules! by_tier {
         portable::$kernel($($arg),*)
     }};
 }
-#[allow(unused_imports)]
-pub(super) use by_tier;
 
-/// No prefetch hint here: nothing.
-#[inline(always)]
-pub(super) fn prefetch(_words: &[u64]) {}
+/// No prefetch hint here: the slice `$words` is only evaluated.
+#[allow(unused_macros)] // compiled in tests on x86-64, where nothing calls it
+macro_rules! prefetch_hint {
+    ($words:expr) => {{
+        let _: &[u64] = $words;
+    }};
+}
 
 #[cfg(test)]
 mod tests {

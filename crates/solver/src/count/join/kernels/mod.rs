@@ -39,21 +39,15 @@ macro_rules! extend_in {
     };
 }
 
-/// The kernels and their dispatch on this target (see the module).
-#[cfg(target_arch = "x86_64")]
-#[path = "x86_64/mod.rs"]
-mod arch;
-/// The kernels and their dispatch on this target (see the module).
-#[cfg(not(target_arch = "x86_64"))]
-#[path = "generic.rs"]
-mod arch;
 mod frames;
-/// The portable-only dispatch, compiled in tests on x86-64 too (see `generic.rs`).
-#[cfg(test)]
-#[allow(dead_code)]
-#[path = "generic.rs"]
+/// The portable-only dispatch: off x86-64, and in tests (see the module).
+#[macro_use]
 mod generic;
 mod portable;
+/// The AVX-512 and AVX2 kernels and the dispatch among the tiers, on x86-64; declared after
+/// `generic`, whose macros its own shadow (see the module).
+#[macro_use]
+mod x86_64;
 
 pub(super) use self::frames::{Free, runs};
 use super::word::{Last, Layout, Tail};
@@ -62,19 +56,19 @@ use crate::simd::{Tier, TierKind};
 /// Disjoint pairs of two small blocks, compared one by one.
 #[inline]
 pub(super) fn leaf(xs: &[u64], ys: &[u64], tier: Tier) -> u64 {
-    arch::by_tier!(tier, leaf(xs, ys))
+    by_tier!(tier, leaf(xs, ys))
 }
 
 /// Disjoint pairs of two small blocks of narrowed words, compared one by one.
 #[inline]
 pub(super) fn leaf32(xs: &[u32], ys: &[u32], tier: Tier) -> u64 {
-    arch::by_tier!(tier, leaf32(xs, ys))
+    by_tier!(tier, leaf32(xs, ys))
 }
 
 /// How many words of `words` have `bit`.
 #[inline]
 pub(super) fn having(words: &[u64], bit: u64, tier: Tier) -> usize {
-    arch::by_tier!(tier, having(words, bit))
+    by_tier!(tier, having(words, bit))
 }
 
 /// Fills `without` with the words of `words` that lack `bit` and, if given, `with` with
@@ -93,7 +87,7 @@ pub(super) fn partition(
         with.clear();
     }
     debug_assert!(without.capacity() >= words.iter().filter(|&&w| w & bit == 0).count() + REGISTER);
-    arch::by_tier!(tier, partition(words, bit, (with, without)))
+    by_tier!(tier, partition(words, bit, (with, without)))
 }
 
 /// Slots a list of 64-bit words keeps beyond its words for a partition: the SIMD passes
@@ -119,7 +113,7 @@ pub(super) unsafe fn pass32(
     tier: Tier,
 ) -> (usize, usize) {
     // SAFETY: the room is the caller's promise.
-    unsafe { arch::by_tier!(tier, pass32(words, bit, a, b)) }
+    unsafe { by_tier!(tier, pass32(words, bit, a, b)) }
 }
 
 /// Per bit, how many words of `sample` (a multiple of eight words, at most 255) have it:
@@ -127,7 +121,7 @@ pub(super) unsafe fn pass32(
 /// AVX-512 tier only), else in plain Rust.
 #[inline(always)]
 pub(super) fn bit_counts(sample: &[u64], tier: Tier) -> [u8; 64] {
-    arch::by_tier!(tier, gfni only: bit_counts(sample))
+    by_tier!(tier, gfni only: bit_counts(sample))
 }
 
 /// Writes to `free` the tail words of the placements before `last` (their words so far and
@@ -142,7 +136,7 @@ pub(super) fn place(
     attacks: &[u64],
     tier: Tier,
 ) -> usize {
-    arch::by_tier!(tier, avx512 only: place(last, free, words, attacks))
+    by_tier!(tier, avx512 only: place(last, free, words, attacks))
 }
 
 /// Appends to `out` the halves made of a head of `heads` (its test word and share side by
@@ -162,7 +156,7 @@ pub(super) fn extend(
     debug_assert!(out.capacity() - out.len() >= room);
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..room];
-    let added = arch::by_tier!(tier, extend(free, heads, tails, spare, tail));
+    let added = by_tier!(tier, extend(free, heads, tails, spare, tail));
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -182,7 +176,7 @@ pub(super) fn extend_wide(
     assert!(out.capacity() - out.len() >= tests.len() + 8 && parts.len() == tests.len());
     let start = out.len();
     let free = &mut out.spare_capacity_mut()[..tests.len() + 8];
-    let added = arch::by_tier!(tier, extend_wide(free, head, tests, parts));
+    let added = by_tier!(tier, extend_wide(free, head, tests, parts));
     // SAFETY: the first `added` slots after `start` were written just now.
     unsafe { out.set_len(start + added) };
 }
@@ -212,7 +206,7 @@ pub(super) fn weighted_narrowed(
     if tier.kind() == TierKind::Avx2 && !tier.fast_pext() {
         return None;
     }
-    arch::by_tier!(tier, weighted_narrowed(layout, middle, xs, ys))
+    by_tier!(tier, weighted_narrowed(layout, middle, xs, ys))
 }
 
 /// Whether `tier` has `pext` to narrow words with ([`pext`]): the AVX-512 and AVX2 tiers.
@@ -228,7 +222,7 @@ pub(super) fn has_pext(tier: Tier) -> bool {
 pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> bool {
     let start = out.len();
     let spare = &mut out.spare_capacity_mut()[..words.len()];
-    if !arch::by_tier!(tier, pext(words, meet, spare)) {
+    if !by_tier!(tier, pext(words, meet, spare)) {
         return false;
     }
     // SAFETY: the `words.len()` slots after `start` were written just now.
@@ -239,5 +233,5 @@ pub(super) fn pext(words: &[u64], meet: u64, out: &mut Vec<u32>, tier: Tier) -> 
 /// Asks the CPU to bring `words` into its nearest cache (a hint; nothing off x86-64).
 #[inline(always)]
 pub(super) fn prefetch(words: &[u64]) {
-    arch::prefetch(words)
+    prefetch_hint!(words)
 }

@@ -3,7 +3,7 @@
 //! words to a register; AVX2 has no compressing instruction, so what a pass keeps is moved
 //! to the register's front by a permutation from a table ([`compress`], [`compress32`]).
 //! The tails' last row has no AVX2 kernel (the portable one runs). Compiled on x86-64 only
-//! (the gate is on `x86_64`'s `mod` line); only `x86_64/mod.rs` calls these, in the arm of
+//! (`x86_64/mod.rs` is gated); only `x86_64/mod.rs` calls these, in the arm of
 //! a match on an AVX2 `Tier`, which proves the CPU has the features.
 
 use super::super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame, pass_scalar};

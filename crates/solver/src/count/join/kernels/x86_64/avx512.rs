@@ -2,7 +2,7 @@
 //! they narrow, and the byte, VBMI, BITALG and GFNI instructions for [`bit_counts`]): the
 //! same names and arguments as `portable.rs`'s, eight 64-bit (sixteen 32-bit) words to a
 //! register, what a pass keeps compressed in the register and stored whole. Compiled on
-//! x86-64 only (the gate is on `x86_64`'s `mod` line); only `x86_64/mod.rs` calls these, in
+//! x86-64 only (`x86_64/mod.rs` is gated); only `x86_64/mod.rs` calls these, in
 //! the arm of a match on an AVX-512 `Tier`, which proves the CPU has the features.
 
 use super::super::frames::{Free, Head, Lists, each_head, narrowed, partition_frame};

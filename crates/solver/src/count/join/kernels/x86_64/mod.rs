@@ -1,12 +1,12 @@
 //! The join's kernels on x86-64: which tier's kernel runs, and the `unsafe` of calling
 //! target-feature code. `by_tier!` runs the kernel of a name in the tier a [`Tier`] token
 //! names: `avx512.rs`, `avx2.rs` and `../portable.rs` have the same names and arguments (as
-//! hashbrown's `Group` has the same methods in its per-target files). Declared for x86-64
-//! only (the gate is on its `mod` line in `../mod.rs`, as memchr gates `arch/x86_64`);
-//! other targets compile `../generic.rs`, the portable kernels alone, in its place.
+//! hashbrown's `Group` has the same methods in its per-target files). Compiled for x86-64
+//! only, gated once by its first line (as memchr gates `arch/x86_64` once); other targets
+//! compile `../generic.rs`, the portable kernels alone, in its place.
 //!
 //! - `avx2.rs`, `avx512.rs`: the kernels compiled for those tiers.
-//! - here: the dispatch, the prefetch hint (the same in every tier, [`prefetch`]), and
+//! - here: the dispatch, the prefetch hint (the same in every tier, `prefetch_hint!`), and
 //!   the two macros those files write their narrowed pair tests and partition passes with.
 //!
 //! # Soundness, once per tier
@@ -22,6 +22,8 @@
 //!
 //! Not here: what each kernel does and the bookkeeping around it (`../mod.rs`), the loops
 //! the tiers share (`../frames.rs`).
+
+#![cfg(target_arch = "x86_64")]
 
 /// Writes a tier's `weighted_narrowed`, the weighted pairs of two small blocks narrowed to
 /// 32 bits by `pext` ([`frames::narrowed`](super::frames::narrowed), the tier's `leaf32`
@@ -90,7 +92,7 @@ pub(super) mod avx2;
 pub(super) mod avx512;
 
 /// Runs the kernel `$kernel` of the tier `$tier` names, with the arguments given:
-/// `arch::avx512::$kernel` or `arch::avx2::$kernel` in an `unsafe` block, else
+/// `x86_64::avx512::$kernel` or `x86_64::avx2::$kernel` in an `unsafe` block, else
 /// `portable::$kernel` (the paths as `../mod.rs`, where it is used, sees them). An `unsafe`
 /// kernel (a pass) is called inside its caller's `unsafe` block, which these arms' blocks
 /// then stand in. Two kernels are AVX-512's alone, the other tiers running the portable
@@ -101,16 +103,16 @@ macro_rules! by_tier {
     ($tier:expr, $kernel:ident($($arg:expr),* $(,)?)) => {
         match $tier.kind() {
             // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `x86_64/mod.rs`).
-            $crate::simd::TierKind::Avx512 => unsafe { arch::avx512::$kernel($($arg),*) },
+            $crate::simd::TierKind::Avx512 => unsafe { x86_64::avx512::$kernel($($arg),*) },
             // SAFETY: an AVX2 `Tier` proves the CPU has its features (see `x86_64/mod.rs`).
-            $crate::simd::TierKind::Avx2 => unsafe { arch::avx2::$kernel($($arg),*) },
+            $crate::simd::TierKind::Avx2 => unsafe { x86_64::avx2::$kernel($($arg),*) },
             $crate::simd::TierKind::Portable => portable::$kernel($($arg),*),
         }
     };
     ($tier:expr, avx512 only: $kernel:ident($($arg:expr),* $(,)?)) => {
         match $tier.kind() {
             // SAFETY: an AVX-512 `Tier` proves the CPU has its features (see `x86_64/mod.rs`).
-            $crate::simd::TierKind::Avx512 => unsafe { arch::avx512::$kernel($($arg),*) },
+            $crate::simd::TierKind::Avx512 => unsafe { x86_64::avx512::$kernel($($arg),*) },
             _ => portable::$kernel($($arg),*),
         }
     };
@@ -118,20 +120,25 @@ macro_rules! by_tier {
         if $tier.gfni() {
             // SAFETY: a `Tier` whose `gfni` is set proves the CPU has these features (see
             // `x86_64/mod.rs`).
-            unsafe { arch::avx512::$kernel($($arg),*) }
+            unsafe { x86_64::avx512::$kernel($($arg),*) }
         } else {
             portable::$kernel($($arg),*)
         }
     };
 }
-pub(super) use by_tier;
 
-/// Asks the CPU to bring `words` into its nearest cache (a hint), in every tier.
-#[inline(always)]
-pub(super) fn prefetch(words: &[u64]) {
-    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-    for line in words.chunks(8) {
-        // SAFETY: SSE is part of every x86-64 CPU; a prefetch reads nothing and cannot fault.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
-    }
+/// Asks the CPU to bring the words of the slice `$words` into its nearest cache (a hint), in
+/// every tier.
+macro_rules! prefetch_hint {
+    ($words:expr) => {
+        for line in $words.chunks(8) {
+            // SAFETY: SSE is part of every x86-64 CPU; a prefetch reads nothing and cannot
+            // fault.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    line.as_ptr().cast(),
+                )
+            };
+        }
+    };
 }
