@@ -8,19 +8,26 @@
 //! - `portable.rs`: the portable kernels, which the SIMD ones fall back on for a block's
 //!   last words.
 //! - `x86_64/`: on x86-64, the AVX-512 and AVX2 kernels and the dispatch among the three
-//!   tiers, with the `unsafe` of calling target-feature code and its soundness argued once
-//!   per tier; `generic.rs` on other targets, the portable kernels alone. One of the two is
-//!   compiled as `arch` (the only `cfg(target_arch)` here, on their `mod` lines).
+//!   tiers (`by_tier!`), with the `unsafe` of calling target-feature code and its soundness
+//!   argued once per tier.
+//! - `generic.rs`: on other targets, the dispatch to the portable kernels alone (compiled in
+//!   tests on x86-64 too).
 //! - here: what each kernel does, and the bookkeeping around the calls (clearing and
 //!   sizing the lists they write).
+//!
+//! `x86_64/` and `generic.rs` are each gated once, by their first line, and each defines
+//! the `by_tier!` and `prefetch_hint!` this file calls: nothing here names a target. On
+//! x86-64, tests compile both, and `x86_64` is declared after `generic` so that its macros
+//! shadow the generic ones (the sieve's tests would see it otherwise: AVX2 and AVX-512
+//! narrow, the portable kernels do not).
 //!
 //! Not here: what the kernels are for (`sieve.rs`, `narrow.rs`, `tables.rs`, `halves.rs`,
 //! `bands.rs`), the layout of the words they read (`word.rs`).
 
 /// Writes a tier's `extend`, a key's halves of each head and the tails that fit it: the
 /// loop over the heads ([`frames::each_head`]) with the tier's `extend_head` inlined, under
-/// `$attr` (its target features; the portable tier's is inlined into [`extend`]). One
-/// definition for every tier.
+/// `$attr` (its target features; the portable tier's is a function of its own, not inlined
+/// into its callers, where it took more instructions). One definition for every tier.
 macro_rules! extend_in {
     ($(#[$attr:meta])*) => {
         /// A key's halves of each head and the tails that fit it (`extend_head` inlined).

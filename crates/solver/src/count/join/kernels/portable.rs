@@ -203,10 +203,11 @@ pub(super) fn place(last: Last, free: &mut Free, words: &[u64], attacks: &[u64])
     added
 }
 
-extend_in!(#[inline(always)]);
+extend_in!(#[inline(never)]);
 
-/// One head's halves: every slot is written, and only fitting tails advance; eight tails'
-/// halves and tests at a time first (which the compiler vectorises), then their slots.
+/// One head's halves: every slot is written, and only fitting tails advance, one tail at a
+/// time (eight at a time, their halves and tests first, took more instructions: without
+/// SIMD registers the sixteen values spill).
 #[inline(always)]
 pub(super) fn extend_head(
     free: &mut Free,
@@ -216,19 +217,10 @@ pub(super) fn extend_head(
 ) -> usize {
     assert!(free.len() >= tails.len());
     let mut added = 0;
-    let (groups, rest) = tails.as_chunks::<8>();
-    for group in groups {
-        let halves = group.map(|word| tail.half(share, word));
-        let keep = group.map(|word| usize::from(meets & word == 0));
-        for (half, keep) in halves.into_iter().zip(keep) {
-            // SAFETY: `added` is at most the tails before this one, fewer than `tails.len()`,
-            // which is at most `free.len()` (asserted above).
-            unsafe { free.get_unchecked_mut(added).write(half) };
-            added += keep;
-        }
-    }
-    for &word in rest {
-        free[added].write(tail.half(share, word));
+    for &word in tails {
+        // SAFETY: `added` is at most the tails before this one, fewer than `tails.len()`,
+        // which is at most `free.len()` (asserted above).
+        unsafe { free.get_unchecked_mut(added).write(tail.half(share, word)) };
         added += usize::from(meets & word == 0);
     }
     added
