@@ -147,26 +147,7 @@ async fn thirty_two_small_counts_in_flight_from_one_client_are_all_answered() {
 /// too, none of either refused.
 #[tokio::test]
 async fn a_client_flooding_small_calls_does_not_keep_another_out() {
-    let server = ServerProcess::start(&[]);
-    let a = client_from(&server.url(), "127.0.0.1").await;
-    let b = client_from(&server.url(), "127.0.0.2").await;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flood = in_flight(&a, 32, usize::MAX, Some(stop.clone()));
-    let tally_b = count_8s(b, 50, None).await;
-    stop.store(true, Ordering::Relaxed);
-    let tally_a = total(flood).await;
-    assert_eq!(
-        (tally_b.answered, tally_b.refused.len()),
-        (50, 0),
-        "B beside A's flood: {:?}",
-        tally_b.refused.first()
-    );
-    assert!(tally_a.answered >= 32, "A's flood was answered too");
-    assert!(
-        tally_a.refused.is_empty(),
-        "A refused: {:?}",
-        tally_a.refused.first()
-    );
+    b_is_answered_beside_a_flood(8, 50).await;
 }
 
 /// Default flags, Count n = 10 (a small count on the pool, taking turns on the CPU, where
@@ -175,17 +156,24 @@ async fn a_client_flooding_small_calls_does_not_keep_another_out() {
 /// of A's, none refused.
 #[tokio::test]
 async fn small_counts_taking_turns_are_answered_beside_a_flood() {
+    b_is_answered_beside_a_flood(10, 20).await;
+}
+
+/// A server with default flags; client A (127.0.0.1) keeps 32 Count `n` calls in flight while
+/// client B (127.0.0.2) makes `calls` of them one at a time: every call of both is answered,
+/// none refused.
+async fn b_is_answered_beside_a_flood(n: u32, calls: usize) {
     let server = ServerProcess::start(&[]);
     let a = client_from(&server.url(), "127.0.0.1").await;
     let b = client_from(&server.url(), "127.0.0.2").await;
     let stop = Arc::new(AtomicBool::new(false));
-    let flood = in_flight_of(&a, 10, 32, usize::MAX, Some(stop.clone()));
-    let tally_b = counts(b, 10, 20, None).await;
+    let flood = in_flight_of(&a, n, 32, usize::MAX, Some(stop.clone()));
+    let tally_b = counts(b, n, calls, None).await;
     stop.store(true, Ordering::Relaxed);
     let tally_a = total(flood).await;
     assert_eq!(
         (tally_b.answered, tally_b.refused.len()),
-        (20, 0),
+        (calls as u64, 0),
         "B beside A's flood: {:?}",
         tally_b.refused.first()
     );
