@@ -145,14 +145,15 @@ impl QueensService {
             Size::Long => self.config.count_threads,
         };
         let memory = solver::count_memory(&problem, threads);
-        let need = match now {
-            true => Need::default(),
-            false => Need {
+        let need = if now {
+            Need::default()
+        } else {
+            Need {
                 own: memory.fixed,
                 per_engine: memory.per_engine,
                 engines: threads,
                 tables: memory.tables,
-            },
+            }
         };
         let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
         let mut slot = self
