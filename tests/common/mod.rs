@@ -164,6 +164,12 @@ impl ServerProcess {
         }
     }
 
+    /// The lines of its log (stderr) read so far and not yet taken, one per line: what a
+    /// failing test shows of the server.
+    pub fn log_so_far(&self) -> String {
+        self.log.try_iter().map(|line| line + "\n").collect()
+    }
+
     /// The process id (for signals and /proc).
     pub fn pid(&self) -> u32 {
         self.child.id()
