@@ -41,7 +41,7 @@ pub use self::shares::{Share, Shares};
 pub use self::turns::{Turn, Turns};
 
 use self::count::DEADLINE_MARGIN;
-use crate::config::Config;
+use crate::config::{CROWDED_TURN, Config};
 use crate::pb::server::queens_server::Queens;
 use crate::pb::{CountRequest, CountResponse, CountUpdate, EnumerateRequest};
 use crate::solver::{self, Pool};
@@ -123,9 +123,9 @@ impl QueensService {
     /// Validates a Count request and admits it: a slot, or a small search's place and, for a
     /// count on the pool, its turn on the CPU. With `now`, a board [`solver::count_now`]
     /// takes is admitted to be counted on the spot (its memory a few words, no turn: it runs
-    /// within one poll of the call, microseconds on the thread that serves the call), unless
-    /// its client crowds others (`Lane::crowds`): then it takes turns on the pool, parked
-    /// while it waits, and its flood leaves the CPU to the others.
+    /// within one poll of the call, microseconds on the thread that serves the call). A
+    /// client that crowds others (`Lane::crowds`) waits for a turn first, parked, and its
+    /// turn lasts at least [`CROWDED_TURN`]: its flood leaves the CPU to the others.
     async fn admit_count(
         &self,
         request: &Request<CountRequest>,
@@ -139,7 +139,7 @@ impl QueensService {
         let size = Size::of_count(&problem);
         // A client with more calls in flight than its turns, beside others, takes turns.
         let crowds = size == Size::Small && self.admission.crowds(client(request), calls(request));
-        let now = now && !crowds && solver::counts_now(&problem);
+        let now = now && solver::counts_now(&problem);
         let threads = match size {
             Size::Small => 1,
             Size::Long => self.config.count_threads,
@@ -160,10 +160,15 @@ impl QueensService {
             .admission
             .admit(client(request), size, need, left)
             .await?;
-        if size == Size::Small && !now {
+        if size == Size::Small && (crowds || !now) {
             // Clients take turns on the CPU: a small count waits here for its turn.
             let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
-            slot.hold(self.admission.turn(client(request), left).await?);
+            let turn = self.admission.turn(client(request), left).await?;
+            slot.hold(if crowds {
+                turn.lasting(CROWDED_TURN)
+            } else {
+                turn
+            });
         }
         Ok(AdmittedCount {
             problem,

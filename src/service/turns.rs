@@ -63,20 +63,46 @@ impl Line {
     }
 }
 
-/// One running small count's turn; given on when dropped.
+/// One running small count's turn; given on when dropped, or when it has lasted as long as
+/// [`Turn::lasting`] asks, whichever comes later.
 #[derive(Debug)]
 pub struct Turn {
     /// None when it was never counted (its call had stopped waiting).
     turns: Option<Turns>,
     client: ClientId,
+    /// When the turn may be given on at the earliest.
+    until: Option<tokio::time::Instant>,
+}
+
+impl Turn {
+    /// This turn, given on no sooner than `at_least` from now, even if dropped before (on
+    /// the runtime: dropped off it, it is given on when dropped).
+    pub fn lasting(mut self, at_least: Duration) -> Turn {
+        self.until = Some(tokio::time::Instant::now() + at_least);
+        self
+    }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        if let Some(turns) = self.turns.take() {
+        let Some(turns) = self.turns.take() else {
+            return;
+        };
+        let client = self.client.clone();
+        let give_on = move || {
             let mut line = lock(&turns.0);
-            line.ended(&self.client);
+            line.ended(&client);
             turns.fill(&mut line);
+        };
+        let early = self
+            .until
+            .filter(|until| *until > tokio::time::Instant::now());
+        match (early, tokio::runtime::Handle::try_current()) {
+            (Some(until), Ok(runtime)) => drop(runtime.spawn(async move {
+                tokio::time::sleep_until(until).await;
+                give_on();
+            })),
+            _ => give_on(),
         }
     }
 }
@@ -149,6 +175,7 @@ impl Turns {
         Turn {
             turns: Some(self.clone()),
             client: client.clone(),
+            until: None,
         }
     }
 
@@ -271,6 +298,28 @@ mod tests {
         assert_eq!(turns.counts(), (1, 0));
         let _again = turns.take(&ip(2)).await.expect("a turn");
         assert_eq!(turns.counts(), (2, 0));
+    }
+
+    /// A turn made to last is given on only once it has lasted, though dropped at once: an
+    /// hour's is still held after its drop, a millisecond's goes to the next client.
+    #[tokio::test]
+    async fn a_lasting_turn_is_given_on_once_it_has_lasted() {
+        for (lasts, given_on) in [
+            (Duration::from_secs(3600), false),
+            (Duration::from_millis(1), true),
+        ] {
+            let turns = Turns::new(2);
+            let _other = turns.take(&ip(9)).await.expect("a turn");
+            drop(turns.take(&ip(1)).await.expect("a turn").lasting(lasts));
+            assert_eq!(turns.counts().0, 2, "held after its drop");
+            let wait = if given_on {
+                Duration::from_secs(10)
+            } else {
+                Duration::from_millis(20)
+            };
+            let next = tokio::time::timeout(wait, turns.take(&ip(2))).await;
+            assert_eq!(next.is_ok(), given_on, "a turn lasting {lasts:?}");
+        }
     }
 
     /// A client is alone until another starts a small count, and again once the other's
