@@ -13,14 +13,14 @@
 //! parallel counter's threads (one first-row column at a time from a shared queue; its CPU
 //! time is what the ratios use), and from n = 19 on the one-thread count is left out.
 //!
-//! A peer program joins the comparison when `QUEENS_PEER_CMD` holds a shell command that counts
-//! the board size in place of `{n}`, e.g. `QUEENS_PEER_CMD='/scratch/kluev/nq{n} 2'` for a
-//! counter with the size compiled in. It runs after the other counters in each round; its output
-//! must contain the solution count (else the bench panics), and the last columns give its wall
-//! time, its CPU time and peak RSS (from `wait4`), and the parallel count's wall time as a
-//! fraction of the peer's. `QUEENS_BENCH_NO_BASELINE=1` skips the baseline (the answers are then
-//! checked against the peer's, and the baseline ratios print `-`): at n = 20 the baseline alone
-//! takes over an hour of CPU.
+//! A peer program joins the comparison when `QUEENS_PEER_CMD` holds a shell command that counts the
+//! board size in place of `{n}`, e.g. `QUEENS_PEER_CMD="$KLUEV/nq{n} 2"` for a counter with the
+//! size compiled in (`KLUEV` the folder holding one build per size). It runs after the other
+//! counters in each round; its output must contain the solution count (else the bench panics), and
+//! the last columns give its wall time, its CPU time and peak RSS (from `wait4`), and the parallel
+//! count's wall time as a fraction of the peer's. `QUEENS_BENCH_NO_BASELINE=1` skips the baseline
+//! (the answers are then checked against the peer's, and the baseline ratios print `-`): at n = 20
+//! the baseline alone takes over an hour of CPU.
 //!
 //! `QUEENS_BENCH_SHARDS` adds two lines at the end: the CPU time of a count's K shards run
 //! one after another over the whole count's, for K = 16 and 256, the shards' sum checked
