@@ -271,10 +271,11 @@ const TRIM_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Gives memory freed by ended connections and searches back to the system, at most once a
 /// [`TRIM_INTERVAL`] and only after connections or searches ended. glibc's malloc keeps
-/// freed memory in its arenas: measured (`tests/hardening.rs`), four rounds of 300
-/// connections × 100 held streams left a 7.7 MiB idle server at 75 MiB for good;
-/// `malloc_trim` brings it back to about 14 MiB. (mimalloc, tried instead, kept 94 MiB of a
-/// 17.6 MiB idle.) A count's working lists of a few MiB live in those arenas too.
+/// freed memory in its arenas: after four rounds of 300 connections × 100 held streams
+/// (`tests/hardening.rs`) a server stayed at its peak for good, and `malloc_trim` brings it
+/// back to within a few MiB of idle; mimalloc, tried instead, kept more (the figures:
+/// docs/performance.md, "Limits under load"). A count's working lists of a few MiB live in
+/// those arenas too.
 async fn give_back_memory(
     closed: Arc<AtomicUsize>,
     budget: crate::service::Budget,
