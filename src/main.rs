@@ -23,7 +23,8 @@ struct Cli {
 /// What to do.
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Serve queens.v1.Queens (with health and reflection) until SIGTERM or Ctrl-C.
+    /// Serve queens.v1.Queens until SIGTERM or Ctrl-C, with health, reflection, Arrow Flight
+    /// and the page with gRPC-Web on the same port.
     Serve(ServeArgs),
     /// Count the solutions of an n×n board: on a running server, over several (--endpoints),
     /// or in this process (--local).

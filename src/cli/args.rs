@@ -25,8 +25,8 @@ pub struct ServeArgs {
     /// Seconds shutdown waits for open streams to end before closing them anyway.
     #[arg(long, default_value_t = Seconds(SHUTDOWN_GRACE))]
     pub shutdown_grace: Seconds,
-    /// Most searches (streams and counts) running at once; more are refused with
-    /// RESOURCE_EXHAUSTED [default: the number of cores].
+    /// Most long searches (Count and Enumerate above n = 12; small ones take no slot) running
+    /// at once; more are refused with RESOURCE_EXHAUSTED [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_searches: Option<u32>,
     /// Bytes of memory the searches running at once may reserve in all (digits, or with a
@@ -68,7 +68,7 @@ pub struct ServeArgs {
     /// Requests in flight at once, server-wide; more are answered RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = config::MAX_REQUESTS as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_requests: u32,
-    /// Searches one client (token, certificate or IP address) may run at once; more are
+    /// Long searches one client (token, certificate or IP address) may run at once; more are
     /// answered RESOURCE_EXHAUSTED [default: half of --max-searches, at least 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_searches_per_client: Option<u32>,
@@ -89,7 +89,8 @@ pub struct ServeArgs {
     /// more are answered RESOURCE_EXHAUSTED [default: a quarter of --max-requests, at least 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_requests_per_client: Option<u32>,
-    /// Seconds a new connection has to finish its TLS handshake and send the HTTP/2 preface.
+    /// Seconds a new connection has to finish its TLS handshake and send the HTTP/2 preface
+    /// (over HTTP/1.1, its first request's whole head).
     #[arg(long, default_value_t = Seconds(config::PREFACE_TIMEOUT))]
     pub preface_timeout: Seconds,
     /// Seconds a connection with no open stream is kept.
