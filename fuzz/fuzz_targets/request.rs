@@ -4,7 +4,8 @@
 //! The first byte picks the call (even: Count, odd: Enumerate); the rest is decoded with prost
 //! as a `queens.v1.CountRequest` or `EnumerateRequest` (bytes that do not decode end the run,
 //! as the service answers them with an error). The request is then mapped and validated as
-//! `src/service.rs` does (`count_problem`, `enumeration`) and handed to the solver. Checked:
+//! the service does (`Query::count` and `Query::enumerate`, `src/service/query.rs`), checked
+//! against the solver's own validation, and handed to the solver. Checked:
 //!
 //! - validation accepts exactly the questions the contract allows, and every refusal renders
 //!   a message that starts with the field at fault;
@@ -49,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// A Count call: validated like the service's `count_problem`, then counted two ways.
+/// A Count call: validated like the service's `Query::count`, then counted two ways.
 fn count_request(req: &pb::CountRequest) {
     let fixed = queens::wire::squares(&req.fixed);
     let shard = queens::wire::shard(req.shard.as_ref());
@@ -87,7 +88,7 @@ fn count_request(req: &pb::CountRequest) {
     }
 }
 
-/// An Enumerate call: validated like the service's `enumeration`, then enumerated into a
+/// An Enumerate call: validated like the service's `Query::enumerate`, then enumerated into a
 /// checking sink and compared with the oracle.
 fn enumerate_request(req: &pb::EnumerateRequest) {
     let fixed = queens::wire::squares(&req.fixed);
