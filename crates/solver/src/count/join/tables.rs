@@ -431,7 +431,8 @@ impl Tables {
     /// The most halves any set of a half's columns can have before they are tested against
     /// each other: over every set of `m` columns, the sum over its head sets of the heads on
     /// them times the tails on the rest (the room [`Tables::halves`] asks for its list). A
-    /// bound on a key's lists, for the memory model (`memory_model.rs`).
+    /// bound on a key's lists, printed with the memory model's figures (the test
+    /// `memory_figures`, `tests/parts.rs`).
     #[cfg(test)]
     pub(super) fn list_bound(&self) -> usize {
         let (n, head, t) = (
