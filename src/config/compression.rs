@@ -53,8 +53,9 @@ impl Encodings {
     /// No compression.
     pub const NONE: Encodings = Encodings { list: [None, None] };
 
-    /// zstd first, then gzip: what the server offers and the clients accept by default
-    /// (why: docs/operations.md, "Compression").
+    /// zstd first, then gzip: what the clients accept by default and what the server reads
+    /// requests in; the server offers it for responses only when asked (`--compression`; why:
+    /// docs/operations.md, "Compression and long links").
     pub const ZSTD_GZIP: Encodings = Encodings {
         list: [Some(Encoding::Zstd), Some(Encoding::Gzip)],
     };

@@ -221,7 +221,7 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What the server compresses Enumerate's responses with when the client accepts it: nothing
 /// by default, since on 2 cores compressing costs more server CPU than a fast link saves
-/// (measured: docs/operations.md, "Compression and long links"); `--compression zstd,gzip`
+/// (measured: docs/performance.md, "Compression over loopback"); `--compression zstd,gzip`
 /// for slow links.
 pub const COMPRESSION: Encodings = Encodings::NONE;
 
