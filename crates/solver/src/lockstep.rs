@@ -355,6 +355,8 @@ fn enumerate_in_lanes<S: Sink>(
         n,
         depth,
         roots,
+        // Idle lanes start as Count's do (`count/lanes.rs`, which says why the two structs
+        // stay apart).
         lanes: Box::new(BoardLanes {
             at: [0; LANES],
             cols: [0; LANES],

@@ -182,6 +182,9 @@ impl LaneSet {
     /// Idle lanes for `n`×`n` boards.
     pub(super) fn new(n: u32) -> LaneSet {
         LaneSet {
+            // Idle lanes start as `lockstep.rs`'s do (duplicates pairs the two): the first
+            // six arrays are alike, the rest are each loop's own, and one struct for both
+            // would carry fields the other loop never reads through its hottest code.
             lanes: CountLanes {
                 at: [0; LANES],
                 cols: [0; LANES],
