@@ -165,7 +165,7 @@ pub const SMALL_COUNT_COMPANY: Duration = Duration::from_secs(1);
 /// being the cost. Measured on 2 cores (Count n = 8, client and server on the same cores):
 /// beside a client with 32 calls in flight, another client's p99 was 2.9-3.5x its latency
 /// alone with the flood's counts taking turns on the pool, 1.4-1.5x with them counted on
-/// the call's thread after turns of at least this; the flood then ran about 1,700 counts a
+/// the call's thread after turns of at least this; the flood then ran 1,000 to 1,700 counts a
 /// second (tokio's timer ends a turn on the millisecond tick after it is due).
 pub const CROWDED_TURN: Duration = Duration::from_millis(1);
 

@@ -88,21 +88,18 @@ impl Drop for Turn {
         let Some(turns) = self.turns.take() else {
             return;
         };
-        let client = self.client.clone();
-        let give_on = move || {
-            let mut line = lock(&turns.0);
-            line.ended(&client);
-            turns.fill(&mut line);
-        };
         let early = self
             .until
             .filter(|until| *until > tokio::time::Instant::now());
         match (early, tokio::runtime::Handle::try_current()) {
-            (Some(until), Ok(runtime)) => drop(runtime.spawn(async move {
-                tokio::time::sleep_until(until).await;
-                give_on();
-            })),
-            _ => give_on(),
+            (Some(until), Ok(runtime)) => {
+                let client = self.client.clone();
+                drop(runtime.spawn(async move {
+                    tokio::time::sleep_until(until).await;
+                    turns.give_on(&client);
+                }));
+            }
+            _ => turns.give_on(&self.client),
         }
     }
 }
@@ -168,6 +165,13 @@ impl Turns {
             }
         }
         others
+    }
+
+    /// Counts a turn of `client` ended and gives the free turns on.
+    fn give_on(&self, client: &ClientId) {
+        let mut line = lock(&self.0);
+        line.ended(client);
+        self.fill(&mut line);
     }
 
     /// A turn of `client`.
