@@ -161,7 +161,8 @@ impl QueensService {
             .admit(client(request), size, need, left)
             .await?;
         if size == Size::Small && (crowds || !now) {
-            // Clients take turns on the CPU: a small count waits here for its turn.
+            // Clients take turns on the CPU: a small count waits here for its turn, within
+            // what its deadline leaves now, after the wait for its place.
             let left = deadline(request).map(|d| d.saturating_sub(DEADLINE_MARGIN));
             let turn = self.admission.turn(client(request), left).await?;
             slot.hold(if crowds {
