@@ -216,10 +216,10 @@ pub(crate) fn place(last: Last, free: &mut Free, words: &[u64], attacks: &[u64])
 }
 
 /// The loop of [`place`] and [`extend_wide`]: eight entries of `a` and of `b` side by side
-/// at a time (the last ones in masked loads), `keep` making of each two registers (and the
-/// mask of the live lanes) the lanes to keep and their words, the kept words compressed in
-/// the register and stored whole to `free` after those before; returns how many were
-/// kept. `free` has room for them all and eight slots more.
+/// at a time (whole registers in plain loads, the last few in masked ones), `keep` making of
+/// each two registers (and the mask of the live lanes) the lanes to keep and their words,
+/// the kept words compressed in the register and stored whole to `free` after those before;
+/// returns how many were kept. `free` has room for them all and eight slots more.
 #[target_feature(enable = "avx512f,popcnt")]
 #[inline]
 fn compress_pairs(
@@ -229,22 +229,40 @@ fn compress_pairs(
     keep: impl Fn(__m512i, __m512i, __mmask8) -> (__mmask8, __m512i),
 ) -> usize {
     let len = a.len().min(b.len());
+    let whole = len / 8 * 8;
     let mut added = 0;
-    for at in (0..len).step_by(8) {
-        let live = (0xffu32 >> (8 - (len - at).min(8))) as u8;
-        // SAFETY: the masked loads read the words left from `at`, eight at most, of both
-        // lists; the store writes eight slots from `added`, at most the entries before `at`,
+    // Stores the kept lanes of one register after those before.
+    let mut put = |(fits, made): (__mmask8, __m512i)| {
+        // SAFETY: eight slots from `added`, at most the entries read before this register,
         // within `free`'s room for all of them and eight more.
         unsafe {
-            let x = _mm512_maskz_loadu_epi64(live, a.as_ptr().add(at).cast());
-            let y = _mm512_maskz_loadu_epi64(live, b.as_ptr().add(at).cast());
-            let (fits, made) = keep(x, y, live);
             _mm512_storeu_si512(
                 free.as_mut_ptr().add(added).cast(),
                 _mm512_maskz_compress_epi64(fits, made),
-            );
-            added += fits.count_ones() as usize;
-        }
+            )
+        };
+        added += fits.count_ones() as usize;
+    };
+    for at in (0..whole).step_by(8) {
+        // SAFETY: `at + 8 <= len`: eight words of both lists, unaligned loads.
+        let (x, y) = unsafe {
+            (
+                _mm512_loadu_si512(a.as_ptr().add(at).cast()),
+                _mm512_loadu_si512(b.as_ptr().add(at).cast()),
+            )
+        };
+        put(keep(x, y, 0xff));
+    }
+    if whole < len {
+        let live = (0xffu32 >> (8 - (len - whole))) as u8;
+        // SAFETY: the masked loads read the `len - whole` words left, fewer than eight.
+        let (x, y) = unsafe {
+            (
+                _mm512_maskz_loadu_epi64(live, a.as_ptr().add(whole).cast()),
+                _mm512_maskz_loadu_epi64(live, b.as_ptr().add(whole).cast()),
+            )
+        };
+        put(keep(x, y, live));
     }
     added
 }
