@@ -1,7 +1,7 @@
 //! The Arrow Flight service against a real server over loopback, read with arrow-flight's own
 //! client: a question split into parts (each in lexicographic order, together the whole,
 //! once), record batches equal to the packed Enumerate stream, `total_records` from Count
-//! up to n = 14 and -1 above, answered at once without a search slot, the schema, the
+//! up to n = 14 (when that Count is admitted) and -1 above, answered at once, the schema, the
 //! examples of ListFlights, every refusal naming its field (in its message and its
 //! BadRequest), the methods a read-only service does not offer, a stream left early giving
 //! its search slot back, the largest batches under the 4 MiB cap, DoGet's call log line (n,

@@ -1,0 +1,138 @@
+#!/bin/bash
+# A record run rehearsed on one machine: a one-node Slurm cluster of its own (munged,
+# slurmctld and slurmd, configured and kept under DIR), `queens estimate N --parts K`, then the
+# Slurm recipe as a user runs it (deploy/slurm/submit.sh N K, one task at a time on every CPU),
+# two tasks requeued part way through their count, and the sum. Prints the estimate, the
+# requeues, the total and the wall time from submit to sum; everything it started is stopped
+# when it ends.
+#
+#   benches/slurm/rehearse.sh N K [DIR]      # as root; e.g. benches/slurm/rehearse.sh 22 1024
+#
+# Needs Debian's slurm-wlm and munge (`apt-get install slurm-wlm munge`) and a release build
+# (`cargo build --release`; or set QUEENS to a `queens` binary). DIR defaults to
+# /tmp/queens-rehearsal-N and is emptied first. Not a test: it takes as long as the count.
+set -euo pipefail
+
+usage="usage: rehearse.sh N K [DIR]"
+n=${1:?$usage}
+k=${2:?$usage}
+dir=${3:-/tmp/queens-rehearsal-$n}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+queens=${QUEENS:-$repo/target/release/queens}
+cpus=$(nproc)
+# The node offers nine tenths of the machine's memory (Slurm refuses any --mem beyond it).
+memory=$(awk '/^MemTotal:/ { print int($2 / 1024 * 0.9) }' /proc/meminfo)
+[[ $(id -u) == 0 ]] || { echo "rehearse.sh: run as root (slurmd starts the tasks)" >&2; exit 2; }
+[[ -x $queens ]] || { echo "rehearse.sh: no queens at $queens: cargo build --release" >&2; exit 2; }
+for tool in munged slurmctld slurmd sbatch; do
+    command -v "$tool" > /dev/null || [[ -x /usr/sbin/$tool ]] ||
+        { echo "rehearse.sh: $tool missing: apt-get install slurm-wlm munge" >&2; exit 2; }
+done
+
+log() { echo "[$(date -u +%H:%M:%S)] $*"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+rm -rf "$dir"
+mkdir -p "$dir"/{munge,state,spool,log}
+dir=$(cd "$dir" && pwd)
+chmod 755 "$dir/munge"
+head -c 1024 /dev/urandom > "$dir/munge/munge.key"
+chmod 600 "$dir/munge/munge.key"
+export SLURM_CONF=$dir/slurm.conf
+cat > "$SLURM_CONF" << EOF
+ClusterName=queens-rehearsal
+SlurmctldHost=localhost
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+MaxArraySize=1001
+NodeName=localhost CPUs=$cpus RealMemory=$memory State=UNKNOWN
+PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+
+daemons=()
+stop() {
+    scancel --user=root > /dev/null 2>&1 || true
+    sleep 1
+    for pid in "${daemons[@]}"; do kill "$pid" 2> /dev/null || true; done
+    wait 2> /dev/null || true
+}
+trap stop EXIT
+/usr/sbin/munged --foreground --force --socket="$dir/munge/munge.socket" \
+    --key-file="$dir/munge/munge.key" --log-file="$dir/munge/munged.log" \
+    --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
+    > "$dir/log/munged.out" 2>&1 &
+daemons+=($!)
+until [[ -S $dir/munge/munge.socket ]]; do sleep 0.1; done
+/usr/sbin/slurmctld -D > "$dir/log/slurmctld.out" 2>&1 &
+daemons+=($!)
+until scontrol ping 2> /dev/null | grep -q 'is UP'; do sleep 0.2; done
+/usr/sbin/slurmd -D -N localhost > "$dir/log/slurmd.out" 2>&1 &
+daemons+=($!)
+until [[ $(sinfo -h -o %T 2> /dev/null) == idle ]]; do sleep 0.2; done
+log "cluster up: $(sinfo -h -o '%N %c CPUs %T')"
+
+log "queens estimate $n --parts $k --samples 16 --seed 1"
+"$queens" estimate "$n" --parts "$k" --samples 16 --seed 1 --cpus-per-task "$cpus" | tee "$dir/estimate.txt"
+mem=$("$queens" memory "$n" --parts "$k" --cpus "$cpus" | awk -v n="$n" '$1 == n { print $NF }')
+
+log "submit.sh $n $k $dir/counts -c $cpus --mem=${mem}M"
+started=$(date +%s.%N)
+QUEENS=$queens "$repo/deploy/slurm/submit.sh" "$n" "$k" "$dir/counts" -c "$cpus" "--mem=${mem}M" \
+    | tee "$dir/submit.txt"
+arrays=$(awk '/^count array:/ { print $3 }' "$dir/submit.txt" | tr , ' ')
+sum=$(awk '/^sum:/ { print $2 }' "$dir/submit.txt")
+
+# Requeues the task of array job $1 numbered $2 once it has counted for $3 seconds, then has
+# it started again as soon as its old run is gone (a requeued job waits two minutes first,
+# and slurmd refuses a new run in the second its old one was killed in).
+requeue() {
+    local task="$1_$2" shard=$(($2 + $3)) after=$4
+    until [[ $(squeue -h -j "$task" -o %T 2> /dev/null) == RUNNING ]]; do sleep 0.2; done
+    sleep "$after"
+    log "requeue $task (shard $shard) after ${after} s of its count: $(ls -a "$dir/counts" | grep -c "^\.shard-$(printf %05d "$shard")" || true) temporary file"
+    scontrol requeue "$task"
+    until [[ $(squeue -h -j "$task" -o %T 2> /dev/null) == PENDING ]]; do sleep 0.2; done
+    while ls -a "$dir/counts" | grep -q "^\.shard-$(printf %05d "$shard")"; do sleep 0.2; done
+    sleep 2
+    scontrol update "JobId=$task" StartTime=now
+}
+read -r -a ids <<< "$arrays"
+part_s=$(awk '/^CPU seconds per part:/ { print $5 / '"$cpus"' }' "$dir/estimate.txt")
+half=$(awk -v s="$part_s" 'BEGIN { printf "%.1f", s / 2 }')
+requeue "${ids[0]}" $((k / 8)) 0 "$half"
+requeue "${ids[-1]}" $(((k - 1) % 1000 / 2)) $(((${#ids[@]} - 1) * 1000)) "$half"
+
+log "waiting for the sum (job $sum)"
+while squeue -h -j "$sum" 2> /dev/null | grep -q .; do sleep 2; done
+ended=$(date +%s.%N)
+log "done in $(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.0f", b - a }') s from submit to sum"
+echo "--- total.txt"
+cat "$dir/counts/total.txt"
+echo "--- restarts"
+for id in "${ids[@]}"; do
+    scontrol -o show job "$id" 2> /dev/null | grep -o 'JobId=[0-9]* ArrayJobId=[0-9]* ArrayTaskId=[0-9]*\|Restarts=[1-9][0-9]*' | paste - - | grep Restarts || true
+done
+grep -l ', restart 1, ' "$dir"/counts/slurm-*.out || true
