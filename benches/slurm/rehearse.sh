@@ -105,25 +105,33 @@ QUEENS=$queens "$repo/deploy/slurm/submit.sh" "$n" "$k" "$dir/counts" -c "$cpus"
 arrays=$(awk '/^count array:/ { print $3 }' "$dir/submit.txt" | tr , ' ')
 sum=$(awk '/^sum:/ { print $2 }' "$dir/submit.txt")
 
-# Requeues the task of array job $1 numbered $2 once it has counted for $3 seconds, then has
-# it started again as soon as its old run is gone (a requeued job waits two minutes first,
-# and slurmd refuses a new run in the second its old one was killed in).
+# Once `after` shard files are in, requeues the task then running, `wait` seconds into its
+# count, then has it started again as soon as its old run is gone (a requeued job waits two
+# minutes first, and slurmd refuses a new run in the second its old one was killed in).
+read -r -a ids <<< "$arrays"
 requeue() {
-    local task="$1_$2" shard=$(($2 + $3)) after=$4
-    until [[ $(squeue -h -j "$task" -o %T 2> /dev/null) == RUNNING ]]; do sleep 0.2; done
-    sleep "$after"
-    log "requeue $task (shard $shard) after ${after} s of its count: $(ls -a "$dir/counts" | grep -c "^\.shard-$(printf %05d "$shard")" || true) temporary file"
-    scontrol requeue "$task"
+    local after=$1 wait=$2 task="" array shard
+    while (($(ls "$dir/counts" | grep -c '^shard-') < after)); do sleep 0.5; done
+    # A task that has just started (Slurm shows its time in whole seconds).
+    until [[ -n $task ]]; do
+        task=$(squeue -h -t RUNNING -o '%i %M' -n queens-count 2> /dev/null | awk '$2 == "0:00" { print $1; exit }')
+        [[ -n $task ]] || sleep 0.1
+    done
+    sleep "$wait"
+    array=${task%_*}
+    for i in "${!ids[@]}"; do [[ ${ids[$i]} == "$array" ]] && shard=$((i * ${QUEENS_ARRAY_SIZE:-1000} + ${task#*_})); done
+    shard=$(printf %05d "$shard")
+    log "requeue $task (shard $shard) ${wait} s into its run; temporary files: $(ls -a "$dir/counts" | grep -c "^\.shard-$shard" || true), shard file: $(ls "$dir/counts" | grep -c "^shard-$shard" || true)"
+    scontrol requeue "$task" || { log "requeue of $task refused (ended first?): another task"; requeue "$after" "$wait"; return; }
     until [[ $(squeue -h -j "$task" -o %T 2> /dev/null) == PENDING ]]; do sleep 0.2; done
-    while ls -a "$dir/counts" | grep -q "^\.shard-$(printf %05d "$shard")"; do sleep 0.2; done
+    while ls -a "$dir/counts" | grep -q "^\.shard-$shard"; do sleep 0.2; done
     sleep 2
     scontrol update "JobId=$task" StartTime=now
 }
-read -r -a ids <<< "$arrays"
 part_s=$(awk '/^CPU seconds per part:/ { print $5 / '"$cpus"' }' "$dir/estimate.txt")
 half=$(awk -v s="$part_s" 'BEGIN { printf "%.1f", s / 2 }')
-requeue "${ids[0]}" $((k / 8)) 0 "$half"
-requeue "${ids[-1]}" $(((k - 1) % 1000 / 2)) $(((${#ids[@]} - 1) * 1000)) "$half"
+requeue $((k / 8)) "$half"
+requeue $((k / 2)) "$half"
 
 log "waiting for the sum (job $sum)"
 while squeue -h -j "$sum" 2> /dev/null | grep -q .; do sleep 2; done
