@@ -187,12 +187,13 @@ fn part(command: &Command, index: u32) -> EnumerateRequest {
 
 /// Whether `GetFlightInfo` asks Count for `request`'s total: only for a board of at most
 /// [`COUNTED_TOTAL_N`], and only where Count's answer is the total: not after a
-/// `start_after`, and not for classes with fixed queens or of one shard (Count gives none).
+/// `start_after`, not for one part of a split (Count's part i holds other boards than
+/// Enumerate's part i; only the parts' sums agree), and not for classes with fixed queens
+/// (Count gives none).
 fn counts_total(request: &EnumerateRequest) -> bool {
-    // A shard's classes may be counted across parts (Count's `turn_fixed`): not its own.
-    let shard = request.shard.is_some_and(|s| s.count > 1);
-    let classes_unknown = request.fundamental && (shard || !request.fixed.is_empty());
-    request.n <= COUNTED_TOTAL_N && request.start_after.is_empty() && !classes_unknown
+    let part = request.shard.is_some_and(|s| s.count > 1);
+    let classes_unknown = request.fundamental && !request.fixed.is_empty();
+    request.n <= COUNTED_TOTAL_N && request.start_after.is_empty() && !part && !classes_unknown
 }
 
 /// Boards `request` streams, as Count answered for its question (`count`), at most its
@@ -443,12 +444,9 @@ mod tests {
         assert!(!counts_total(&resumed));
         let shard = Some(pb::Shard { index: 1, count: 4 });
         let part = EnumerateRequest { shard, ..ask(8) };
-        assert!(counts_total(&part));
-        let part_classes = EnumerateRequest {
-            fundamental: true,
-            ..part
-        };
-        assert!(!counts_total(&part_classes));
+        assert!(!counts_total(&part));
+        let whole = Some(pb::Shard { index: 0, count: 1 });
+        assert!(counts_total(&EnumerateRequest { shard: whole, ..ask(8) }));
         let fixed_classes = EnumerateRequest {
             fundamental: true,
             fixed: vec![pb::Square { row: 0, column: 0 }],

@@ -205,7 +205,7 @@ impl Admission {
             .turn(client, deadline, &self.stopping)
             .await
             .inspect_err(|error| match error {
-                Error::SmallBusy { .. } => refused(Size::Small, "max_small_searches"),
+                Error::SmallTurnBusy { .. } => refused(Size::Small, "max_small_searches"),
                 Error::ShuttingDown => refused(Size::Small, "shutting_down"),
                 _ => {}
             })

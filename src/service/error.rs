@@ -90,6 +90,19 @@ pub enum Error {
         /// How long the call waited.
         waited: Duration,
     },
+    /// A small count that held its place got no turn on the CPU for as long as the call could
+    /// wait: the small counts' turns (one per core and one more) stayed taken.
+    #[error(
+        "server busy: no turn on the CPU came for this small search in {} s (all {turns} \
+         turns for small searches stayed taken; --small-search-wait); retry later",
+        waited.as_secs_f64()
+    )]
+    SmallTurnBusy {
+        /// How many small counts run at once.
+        turns: usize,
+        /// How long the call waited.
+        waited: Duration,
+    },
     /// The search's memory is more than is free of the server's budget (`--max-memory`) now:
     /// other searches hold the rest.
     #[error(
@@ -196,6 +209,10 @@ impl Error {
             Error::SmallBusy { limit, .. } => {
                 limit_reached("MAX_SMALL_SEARCHES", "--max-small-searches", *limit)
             }
+            Error::SmallTurnBusy { turns, .. } => vec![
+                error_info("MAX_SMALL_SEARCHES", [("turns", turns.to_string())]),
+                RetryInfo::new(Some(RETRY_SLOT)).into(),
+            ],
             Error::SmallClientBusy { limit, .. } => limit_reached(
                 "MAX_SMALL_SEARCHES_PER_CLIENT",
                 "--max-small-searches-per-client",
@@ -274,6 +291,7 @@ impl From<Error> for Status {
             Error::Busy { .. }
             | Error::ClientBusy { .. }
             | Error::SmallBusy { .. }
+            | Error::SmallTurnBusy { .. }
             | Error::SmallClientBusy { .. }
             | Error::Requests { .. }
             | Error::ClientRequests { .. }
@@ -364,6 +382,15 @@ mod tests {
                 },
                 "MAX_SMALL_SEARCHES",
                 map(&[("flag", "--max-small-searches"), ("limit", "16")]),
+                second,
+            ),
+            (
+                Error::SmallTurnBusy {
+                    turns: 3,
+                    waited: Duration::from_secs(1),
+                },
+                "MAX_SMALL_SEARCHES",
+                map(&[("turns", "3")]),
                 second,
             ),
             (

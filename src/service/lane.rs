@@ -35,6 +35,8 @@ pub struct Lane {
     wait: Duration,
     /// The small counts' turns on the CPU.
     turns: Turns,
+    /// How many small counts run at once.
+    turn_count: usize,
 }
 
 /// A small search's place: its client's and the server's, given back when dropped.
@@ -85,12 +87,13 @@ impl Lane {
             clients: Arc::default(),
             wait,
             turns: Turns::new(turns),
+            turn_count: turns,
         }
     }
 
     /// A turn on the CPU for a small count of `client` that holds its place, waited for in
     /// rotation with other clients at most the lane's wait and `deadline`, not past shutdown.
-    /// Refused with `SmallBusy` when none came in time: turns end in milliseconds, so that
+    /// Refused with `SmallTurnBusy` when none came in time: turns end in milliseconds, so that
     /// means the server is overloaded; `Internal` if the line lost the call.
     pub async fn turn(
         &self,
@@ -105,7 +108,10 @@ impl Lane {
             turn = tokio::time::timeout_at(until.into(), self.turns.take(client)) => match turn {
                 Ok(Some(turn)) => Ok(turn),
                 Ok(None) => Err(Error::Internal("a small count's turn was lost".into())),
-                Err(_) => Err(Error::SmallBusy { limit: self.limit, waited: start.elapsed() }),
+                Err(_) => Err(Error::SmallTurnBusy {
+                    turns: self.turn_count,
+                    waited: start.elapsed(),
+                }),
             },
             _ = stopping.wait_for(|stop| *stop) => Err(Error::ShuttingDown),
         }
