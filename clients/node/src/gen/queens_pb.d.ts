@@ -153,8 +153,10 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
 
   /**
    * How packed boards are laid out; FRONT_CODED implies `packed` (and makes `compact`
-   * irrelevant). A server that predates this field answers with `packed` records: a
-   * client reads whichever field of EnumerateResponse is set.
+   * irrelevant). A value the server does not know is not refused: it is answered as
+   * `compact` and `packed` ask, as by a server that predates this field (Board messages
+   * when `packed` is unset). A client that wants packed boards from any server sets
+   * `packed` too, and reads whichever field of EnumerateResponse is set.
    *
    * @generated from field: queens.v1.PackedLayout layout = 10;
    */
