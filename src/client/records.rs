@@ -13,7 +13,7 @@ pub enum Layout {
     #[default]
     Records,
     /// Shared prefixes left out (about a quarter of the bytes at n = 16), decoded by the
-    /// client: the form for slower links (3.7x the boards a second over 100 Mbit/s).
+    /// client: the form for slower links (several times the boards a second over 100 Mbit/s).
     FrontCoded,
 }
 

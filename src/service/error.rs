@@ -25,7 +25,7 @@ const RETRY_SLOT: Duration = Duration::from_secs(1);
 
 /// How long a client refused memory that other searches hold is told to wait: the searches
 /// that reserve much of the budget are the large counts (the join, n = 16 to 28),
-/// which run for seconds (n = 18, about 2 s on 2 cores) to hours, so retrying each second
+/// which run for seconds (n = 18, about 1 s on 2 cores) to hours, so retrying each second
 /// would mostly be refused again.
 const RETRY_MEMORY: Duration = Duration::from_secs(5);
 

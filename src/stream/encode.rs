@@ -43,8 +43,8 @@ pub enum Form {
 
 impl Form {
     /// The form a request's `compact` and `packed` flags and its `layout` ask for (a
-    /// front-coded layout wins, then `packed`; a layout this server does not know is
-    /// records, as from a server that predates the field).
+    /// front-coded layout wins, then `packed`; a layout this server does not know falls
+    /// back to `packed` and `compact`, as on a server that predates the field).
     pub fn of(compact: bool, packed: bool, layout: i32) -> Form {
         if layout == crate::pb::PackedLayout::FrontCoded as i32 {
             return Form::FrontCoded;

@@ -53,7 +53,8 @@ export declare type Shard = Message<"queens.v1.Shard"> & {
   index: number;
 
   /**
-   * How many parts the search is split into; 0 or 1 means no split.
+   * How many parts the search is split into; 0 or 1 means no split. Never
+   * refused: any count is a valid split.
    *
    * @generated from field: uint32 count = 2;
    */
@@ -120,7 +121,7 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
   startAfter: number[];
 
   /**
-   * At most this many boards in all; 0 means no limit.
+   * At most this many boards in all; 0 means no limit. Never refused.
    *
    * @generated from field: uint64 limit = 6;
    */
@@ -128,14 +129,15 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
 
   /**
    * At most this many boards per response; 0 lets the server choose (about
-   * 64 KiB of boards). Whatever it asks, no response exceeds 4 MiB serialized.
+   * 64 KiB of boards). Whatever it asks, no response exceeds 4 MiB serialized:
+   * never refused, a value above what fits is lowered to it.
    *
    * @generated from field: uint32 batch_size = 7;
    */
   batchSize: number;
 
   /**
-   * Boards carry `columns` only, without `rows`.
+   * Boards carry `columns` only, without `rows`. Never refused.
    *
    * @generated from field: bool compact = 8;
    */
@@ -145,7 +147,7 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
    * Boards come as raw bytes in EnumerateResponse.packed instead of Board
    * messages: the form for large results, decoded without a message per
    * board. `compact` is then irrelevant. The same boards, messages and 4 MiB
-   * cap as without it.
+   * cap as without it. Never refused.
    *
    * @generated from field: bool packed = 9;
    */
@@ -153,8 +155,10 @@ export declare type EnumerateRequest = Message<"queens.v1.EnumerateRequest"> & {
 
   /**
    * How packed boards are laid out; FRONT_CODED implies `packed` (and makes `compact`
-   * irrelevant). A server that predates this field answers with `packed` records: a
-   * client reads whichever field of EnumerateResponse is set.
+   * irrelevant). A value the server does not know is not refused: it is answered as
+   * `compact` and `packed` ask, as by a server that predates this field (Board messages
+   * when `packed` is unset). A client that wants packed boards from any server sets
+   * `packed` too, and reads whichever field of EnumerateResponse is set.
    *
    * @generated from field: queens.v1.PackedLayout layout = 10;
    */
@@ -454,17 +458,19 @@ export declare const PackedLayoutSchema: GenEnum<PackedLayout>;
  *
  * INVALID_ARGUMENT: the request is not a valid question; the message starts
  * with the field at fault ("n: ...", "fixed[2]: ...") and the details hold a
- * google.rpc.BadRequest naming it. Do not retry: fix the request.
+ * google.rpc.BadRequest naming it (a square off the board down to its
+ * coordinate: "fixed[2].row", or "fixed[2].column" when only the column is
+ * off). Do not retry: fix the request.
  *
  * UNAUTHENTICATED: the server wants a bearer token (authorization: Bearer
  * TOKEN) and the call carried none, or one it does not know.
  *
  * RESOURCE_EXHAUSTED: the server or this client has its bound of calls in
- * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT), or the question's
- * search found no room (see each method). The details hold a
- * google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
- * and, where waiting can help, a google.rpc.RetryInfo: retry after its
- * delay. Also for a compressed request that inflates past 64 KiB.
+ * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT, each with RetryInfo
+ * 1 s), or the question's search found no room (see each method). The details
+ * hold a google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
+ * and, where waiting can help, a google.rpc.RetryInfo: retry after its delay.
+ * Also for a compressed request that inflates past 64 KiB.
  *
  * OUT_OF_RANGE: the request is over 64 KiB.
  *
@@ -487,17 +493,18 @@ export declare const Queens: GenService<{
    * Streams the solutions of one board, in lexicographic order of their
    * column vectors, as the search finds them.
    *
-   * Statuses beyond the service's: RESOURCE_EXHAUSTED when a board above
-   * n = 12 finds every search slot taken (reason MAX_SEARCHES, RetryInfo 1 s)
-   * or its client holding its share of them (MAX_SEARCHES_PER_CLIENT), at once;
-   * when a board up to n = 12 waited --small-search-wait (1 s) for a place
-   * among the small searches and found none (MAX_SMALL_SEARCHES,
-   * MAX_SMALL_SEARCHES_PER_CLIENT, RetryInfo 1 s); when its buffers do not fit
-   * the memory budget now (MAX_MEMORY, RetryInfo 5 s) or ever
-   * (SEARCH_OVER_MAX_MEMORY, no RetryInfo). DEADLINE_EXCEEDED also when the
-   * reader takes no message for --stall-timeout (60 s): resume with
-   * start_after. A stream that ends with an error has sent only boards that
-   * belong to the answer, in order.
+   * Statuses beyond the service's: RESOURCE_EXHAUSTED when a board above n = 12
+   * finds every search slot taken (reason MAX_SEARCHES, RetryInfo 1 s) or its
+   * client holding its share of them (MAX_SEARCHES_PER_CLIENT, RetryInfo 1 s),
+   * at once; when a board up to n = 12 waited --small-search-wait (1 s), or
+   * less when the call's deadline came first, for a place among the small
+   * searches and found none (MAX_SMALL_SEARCHES, MAX_SMALL_SEARCHES_PER_CLIENT,
+   * RetryInfo 1 s; RESOURCE_EXHAUSTED, not DEADLINE_EXCEEDED, when the deadline
+   * cut the wait short); when its buffers do not fit the memory budget now
+   * (MAX_MEMORY, RetryInfo 5 s) or ever (SEARCH_OVER_MAX_MEMORY, no RetryInfo).
+   * DEADLINE_EXCEEDED also when the reader takes no message for --stall-timeout
+   * (60 s): resume with start_after. A stream that ends with an error has sent
+   * only boards that belong to the answer, in order.
    *
    * @generated from rpc queens.v1.Queens.Enumerate
    */
@@ -509,12 +516,18 @@ export declare const Queens: GenService<{
   /**
    * Counts the solutions of one board without sending them.
    *
-   * Statuses beyond the service's: RESOURCE_EXHAUSTED as for Enumerate (slots
-   * above n = 12, places up to n = 12, memory: a count of n = 16 to 28 reserves
-   * the tables and lists of its join), and with reason OUT_OF_MEMORY (no
-   * RetryInfo) when an allocation fails anyway; OUT_OF_RANGE when the count
-   * does not fit in 64 bits. DEADLINE_EXCEEDED comes a little before a unary deadline, so
-   * that the client reads it rather than its own CANCELLED "Timeout expired".
+   * Statuses beyond the service's: RESOURCE_EXHAUSTED as for Enumerate (slots above
+   * n = 12, places up to n = 12, memory); also when a count up to n = 12 got a
+   * place but then no turn on the CPU within the same wait (reason
+   * MAX_SMALL_SEARCHES, RetryInfo 1 s, its message that of the places). Memory: a
+   * count on the join (no fixed queens, n = 16 to 28) reserves each engine's lists,
+   * and from n = 16 to 25 the join's tables of its n too (none from n = 26); any
+   * other count a small fixed amount (none for a whole board up to n = 8; a shard
+   * of the join that holds no key, no tables and no lists); each can be refused
+   * MAX_MEMORY or SEARCH_OVER_MAX_MEMORY. With reason OUT_OF_MEMORY (no RetryInfo)
+   * when an allocation fails anyway; OUT_OF_RANGE when the count does not fit in
+   * 64 bits. DEADLINE_EXCEEDED comes a little before a unary deadline, so that the
+   * client reads it rather than its own CANCELLED "Timeout expired".
    *
    * @generated from rpc queens.v1.Queens.Count
    */
@@ -527,8 +540,8 @@ export declare const Queens: GenService<{
    * Counts like Count, streaming progress a few times per second for long counts; the last
    * message has done = true and the exact result.
    *
-   * Statuses: Count's, and DEADLINE_EXCEEDED when the reader takes no message
-   * for --stall-timeout (60 s).
+   * Statuses: Count's (a small count's turn included), and DEADLINE_EXCEEDED
+   * when the reader takes no message for --stall-timeout (60 s).
    *
    * @generated from rpc queens.v1.Queens.CountProgress
    */

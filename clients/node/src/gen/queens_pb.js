@@ -95,17 +95,19 @@ export const PackedLayout = /*@__PURE__*/
  *
  * INVALID_ARGUMENT: the request is not a valid question; the message starts
  * with the field at fault ("n: ...", "fixed[2]: ...") and the details hold a
- * google.rpc.BadRequest naming it. Do not retry: fix the request.
+ * google.rpc.BadRequest naming it (a square off the board down to its
+ * coordinate: "fixed[2].row", or "fixed[2].column" when only the column is
+ * off). Do not retry: fix the request.
  *
  * UNAUTHENTICATED: the server wants a bearer token (authorization: Bearer
  * TOKEN) and the call carried none, or one it does not know.
  *
  * RESOURCE_EXHAUSTED: the server or this client has its bound of calls in
- * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT), or the question's
- * search found no room (see each method). The details hold a
- * google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
- * and, where waiting can help, a google.rpc.RetryInfo: retry after its
- * delay. Also for a compressed request that inflates past 64 KiB.
+ * flight (reasons MAX_REQUESTS, MAX_REQUESTS_PER_CLIENT, each with RetryInfo
+ * 1 s), or the question's search found no room (see each method). The details
+ * hold a google.rpc.ErrorInfo (domain "queens.v1", its reason naming the limit)
+ * and, where waiting can help, a google.rpc.RetryInfo: retry after its delay.
+ * Also for a compressed request that inflates past 64 KiB.
  *
  * OUT_OF_RANGE: the request is over 64 KiB.
  *
