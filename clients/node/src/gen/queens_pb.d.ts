@@ -519,7 +519,7 @@ export declare const Queens: GenService<{
    * Statuses beyond the service's: RESOURCE_EXHAUSTED as for Enumerate (slots above
    * n = 12, places up to n = 12, memory); also when a count up to n = 12 got a
    * place but then no turn on the CPU within the same wait (reason
-   * MAX_SMALL_SEARCHES, RetryInfo 1 s, its message that of the places). Memory: a
+   * MAX_SMALL_SEARCHES with metadata `turns`, RetryInfo 1 s). Memory: a
    * count on the join (no fixed queens, n = 16 to 28) reserves each engine's lists,
    * and from n = 16 to 25 the join's tables of its n too (none from n = 26); any
    * other count a small fixed amount (none for a whole board up to n = 8; a shard
