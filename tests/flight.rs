@@ -177,7 +177,10 @@ async fn record_batches_equal_the_packed_stream_and_totals_come_from_count() {
     // only the whole's total is Count's.
     let part = r#"{"n": 12, "shard": {"index": 1, "count": 4}}"#;
     let info_part = client.get_flight_info(command(part)).await.expect("info");
-    assert_eq!(info_part.total_records, -1, "unknown for one part of a split");
+    assert_eq!(
+        info_part.total_records, -1,
+        "unknown for one part of a split"
+    );
     let (all, _) = fetch(&mut client, info.endpoint[0].ticket.clone().unwrap()).await;
     assert!(all.chunks(12).all(|board| board[0] >= 5) && !all.is_empty());
 

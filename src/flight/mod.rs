@@ -446,7 +446,10 @@ mod tests {
         let part = EnumerateRequest { shard, ..ask(8) };
         assert!(!counts_total(&part));
         let whole = Some(pb::Shard { index: 0, count: 1 });
-        assert!(counts_total(&EnumerateRequest { shard: whole, ..ask(8) }));
+        assert!(counts_total(&EnumerateRequest {
+            shard: whole,
+            ..ask(8)
+        }));
         let fixed_classes = EnumerateRequest {
             fundamental: true,
             fixed: vec![pb::Square { row: 0, column: 0 }],
