@@ -35,8 +35,6 @@ pub struct Lane {
     wait: Duration,
     /// The small counts' turns on the CPU.
     turns: Turns,
-    /// How many small counts run at once.
-    turn_count: usize,
 }
 
 /// A small search's place: its client's and the server's, given back when dropped.
@@ -87,7 +85,6 @@ impl Lane {
             clients: Arc::default(),
             wait,
             turns: Turns::new(turns),
-            turn_count: turns,
         }
     }
 
@@ -109,7 +106,7 @@ impl Lane {
                 Ok(Some(turn)) => Ok(turn),
                 Ok(None) => Err(Error::Internal("a small count's turn was lost".into())),
                 Err(_) => Err(Error::SmallTurnBusy {
-                    turns: self.turn_count,
+                    turns: self.turns.limit(),
                     waited: start.elapsed(),
                 }),
             },

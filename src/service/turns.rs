@@ -142,9 +142,14 @@ impl Turns {
         rx.await.ok()
     }
 
+    /// How many small counts may run at once.
+    pub fn limit(&self) -> usize {
+        lock(&self.0).limit
+    }
+
     /// Most turns one client may hold: all but the one kept for a client running none.
     pub fn per_client(&self) -> usize {
-        lock(&self.0).limit - 1
+        self.limit() - 1
     }
 
     /// Notes a small count of `client` starting, and answers whether another client started
