@@ -20,7 +20,7 @@ dir=${3:-/tmp/queens-rehearsal-$n}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 queens=${QUEENS:-$repo/target/release/queens}
 cpus=$(nproc)
-# The node offers nine tenths of the machine's memory (Slurm refuses any --mem beyond it).
+# Nine tenths of the machine's memory, in MiB, as the configuration's template says.
 memory=$(awk '/^MemTotal:/ { print int($2 / 1024 * 0.9) }' /proc/meminfo)
 [[ $(id -u) == 0 ]] || { echo "rehearse.sh: run as root (slurmd starts the tasks)" >&2; exit 2; }
 [[ -x $queens ]] || { echo "rehearse.sh: no queens at $queens: cargo build --release" >&2; exit 2; }
@@ -39,38 +39,11 @@ chmod 755 "$dir/munge"
 head -c 1024 /dev/urandom > "$dir/munge/munge.key"
 chmod 600 "$dir/munge/munge.key"
 export SLURM_CONF=$dir/slurm.conf
-cat > "$SLURM_CONF" << EOF
-ClusterName=queens-rehearsal
-SlurmctldHost=localhost
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/builtin
-SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MailProg=/bin/true
-ReturnToService=2
-KillWait=5
-MaxArraySize=1001
-NodeName=localhost CPUs=$cpus RealMemory=$memory State=UNKNOWN
-PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-EOF
+# The configuration the Slurm system test uses too, filled in.
+sed -e "s|@CLUSTER@|queens-rehearsal|" -e "s|@CTLD_PORT@|$(free_port)|" \
+    -e "s|@SLURMD_PORT@|$(free_port)|" -e "s|@SOCKET@|$dir/munge/munge.socket|" \
+    -e "s|@DIR@|$dir|g" -e "s|@CPUS@|$cpus|" -e "s|@MEMORY@|$memory|" \
+    "$repo/tests/system/deploy_slurm/one-node.conf" > "$SLURM_CONF"
 
 daemons=()
 stop() {

@@ -434,46 +434,33 @@ pub(super) fn field<'a>(record: &'a str, name: &str) -> &'a str {
         .unwrap_or("")
 }
 
-/// The cluster's configuration: one node, `localhost`, with this machine's CPUs; root runs
-/// everything; no systemd, cgroups or accounting; scheduling without the batch delays, so a
-/// 16-task array on 2 CPUs takes seconds.
+/// The cluster's configuration, `one-node.conf` filled in (shared with the rehearsal script):
+/// one node, `localhost`, with this machine's CPUs; root runs everything; no systemd, cgroups
+/// or accounting; scheduling without the batch delays, so a 16-task array on 2 CPUs takes
+/// seconds.
 fn slurm_conf(dir: &Path, munge_socket: &Path) -> String {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let d = dir.display();
-    format!(
-        "# Written by tests/system/deploy_slurm/cluster.rs for one test run.
-ClusterName=queens-test
-SlurmctldHost=localhost
-SlurmctldPort={ctld}
-SlurmdPort={slurmd}
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket={socket}
-StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
-SlurmctldPidFile={d}/slurmctld.pid
-SlurmdPidFile={d}/slurmd.pid
-SlurmctldLogFile={d}/log/slurmctld.log
-SlurmdLogFile={d}/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/builtin
-SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MailProg=/bin/true
-ReturnToService=2
-KillWait=5
-NodeName=localhost CPUs={cpus} State=UNKNOWN
-PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-",
-        ctld = free_port(),
-        slurmd = free_port(),
-        socket = munge_socket.display(),
+    // Nine tenths of the machine's memory, in MiB, as the template says.
+    let memory = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(1, |kib| kib / 1024 * 9 / 10);
+    let dir = dir.display().to_string();
+    [
+        ("@CLUSTER@", "queens-test".to_string()),
+        ("@CTLD_PORT@", free_port().to_string()),
+        ("@SLURMD_PORT@", free_port().to_string()),
+        ("@SOCKET@", munge_socket.display().to_string()),
+        ("@DIR@", dir),
+        ("@CPUS@", cpus.to_string()),
+        ("@MEMORY@", memory.to_string()),
+    ]
+    .iter()
+    .fold(
+        include_str!("one-node.conf").to_string(),
+        |conf, (name, value)| conf.replace(name, value),
     )
 }
