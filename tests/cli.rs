@@ -178,6 +178,26 @@ fn shards_without_endpoints_or_out_are_refused() {
     let (code, _, err) = queens_cli(&["enumerate", "8", "--endpoints", "http://127.0.0.1:1"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--out <DIR|FILE.parquet>"), "{err}");
+    // A flag for one stream on stdout, which --out refuses, does not let the spreading
+    // flags through without --out (they would be ignored and the default --addr asked).
+    for (flag, value) in [
+        ("--packed", None),
+        ("--limit", Some("5")),
+        ("--start-after", Some("0,2,4,6,1,3,5,7")),
+        ("--batch-size", Some("16")),
+    ] {
+        for spread in [["--shards", "4"], ["--endpoints", "http://127.0.0.1:1"]] {
+            let mut args = vec!["enumerate", "8", flag];
+            args.extend(value);
+            args.extend(spread);
+            let (code, _, err) = queens_cli(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains(flag) && err.contains(spread[0]),
+                "{args:?}: {err}"
+            );
+        }
+    }
 }
 
 /// With no server at the address, the client says so as the Python and Node clients do,

@@ -307,13 +307,16 @@ fn positive_hours(text: &str) -> Result<f64, HoursError> {
 }
 
 /// The flags of `enumerate`. `--endpoints` and `--shards` fetch an enumeration into files:
-/// they need `--out DIR` (for one part of the stream, `--shard I/K`).
+/// they need `--out DIR` (for one part of the stream, `--shard I/K`), and the flags that
+/// shape one stream on stdout, which `--out` refuses, are refused beside them too (clap
+/// drops a requirement that conflicts with a flag given).
 #[derive(Args, Debug)]
 #[command(group(
     ArgGroup::new("enumerate_spread")
         .args(["endpoints", "shards"])
         .multiple(true)
         .requires("out")
+        .conflicts_with_all(["packed", "limit", "start_after", "batch_size"])
 ))]
 pub struct EnumerateArgs {
     /// Board size.
