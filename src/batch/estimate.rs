@@ -109,7 +109,8 @@ pub struct Plan {
     pub parts: u32,
     /// CPUs per task.
     pub cpus_per_task: u32,
-    /// The share of a task's CPUs a part keeps busy, as in the sample (at most 1).
+    /// The share of a task's CPUs a part keeps busy: as in the sample (at most 1), or all
+    /// of one CPU (a part on one CPU counts on one engine, which never waits for another).
     pub busy_share: f64,
     /// Wall hours of an average part.
     pub average_part_hours: f64,
@@ -257,7 +258,10 @@ impl Estimate {
     /// The batch run this estimate suggests for `ask` (see [`Plan`] for the rules).
     pub fn plan(&self, ask: PlanAsk) -> Plan {
         let cpus = f64::from(ask.cpus_per_task);
-        let busy_share = (self.busy_cpus / f64::from(ask.cpus_here.max(1))).clamp(0.01, 1.0);
+        let busy_share = match ask.cpus_per_task {
+            1 => 1.0,
+            _ => (self.busy_cpus / f64::from(ask.cpus_here.max(1))).clamp(0.01, 1.0),
+        };
         let whole_seconds = self.core_hours.estimate * 3600.0;
         let per_part = ask.part_hours * 3600.0 * cpus * busy_share;
         let parts = round_split((whole_seconds / per_part).ceil());
@@ -431,6 +435,15 @@ mod tests {
         let plan = half.plan(ask);
         assert_eq!(plan.parts, 10240);
         assert!((plan.allocated_core_hours - 20.0).abs() < 1e-9);
+        // On tasks of one CPU the one engine keeps it busy: the CPU's core-hours allocated,
+        // parts of half the CPU of a 2-CPU task's (as many as half the busy share gave).
+        let one = half.plan(PlanAsk {
+            cpus_per_task: 1,
+            ..ask
+        });
+        assert_eq!(one.busy_share, 1.0);
+        assert_eq!(one.parts, 10240);
+        assert!((one.allocated_core_hours - 10.0).abs() < 1e-9);
         assert_eq!(round_split(3.0), 4);
         assert_eq!(round_split(1025.0), 2048);
         assert_eq!(round_split(0.0), 1);
