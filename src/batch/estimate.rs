@@ -109,8 +109,9 @@ pub struct Plan {
     pub parts: u32,
     /// CPUs per task.
     pub cpus_per_task: u32,
-    /// The share of a task's CPUs a part keeps busy: as in the sample (at most 1), or all
-    /// of one CPU (a part on one CPU counts on one engine, which never waits for another).
+    /// The share of a task's CPUs a part keeps busy: all of one CPU (a part on one CPU
+    /// counts on one engine, which never waits for another), else as in the sample (at most
+    /// 1; taken as it is for other CPU counts than the sample ran on, unmeasured).
     pub busy_share: f64,
     /// Wall hours of an average part.
     pub average_part_hours: f64,
@@ -289,14 +290,15 @@ impl Estimate {
 
     /// Memory to ask for per task of the split into `parts`, in MiB: the larger of the
     /// sample's largest peak (plus what the solver's memory model adds for each CPU beyond
-    /// those it ran on here) and the model's own figure for a task, plus a quarter, rounded
-    /// up to 128 MiB (`memory::ask_bytes`, as `queens memory` prints it).
+    /// those it ran on here, less what it takes away for each CPU short of them) and the
+    /// model's own figure for a task, plus a quarter, rounded up to 128 MiB
+    /// (`memory::ask_bytes`, as `queens memory` prints it).
     fn memory_mib(&self, parts: u32, ask: PlanAsk) -> u64 {
         let model = |threads: u32| {
             count_need(self.n, parts, &[threads]).map_or(0, |need| need.by_cpus[0].reserved)
         };
         let (there, here) = (model(ask.cpus_per_task), model(ask.cpus_here));
-        let measured = self.peak_bytes.saturating_add(there.saturating_sub(here));
+        let measured = self.peak_bytes.saturating_add(there).saturating_sub(here);
         ask_bytes(measured.max(there)) >> 20
     }
 }
@@ -408,6 +410,33 @@ mod tests {
             (500.0, 500.0, 500.0)
         );
         assert_eq!(e.peak_bytes, 100 << 20);
+    }
+
+    #[test]
+    fn a_task_of_fewer_cpus_than_the_sample_asks_for_less_memory() {
+        // n = 28's parts took about 3.5 GiB on 2 CPUs, most of it the two engines' lists.
+        let sample = (0..4)
+            .map(|i| SampledPart {
+                peak_bytes: 3584 << 20,
+                ..part(i * 1000, 900.0, 1)
+            })
+            .collect();
+        let e = Estimate::new(28, 1 << 22, 0, sample);
+        let ask = |cpus_per_task| PlanAsk {
+            part_hours: 1.0,
+            cpus_per_task,
+            array_limit: 1000,
+            cpus_here: 2,
+        };
+        let (one, two) = (e.plan(ask(1)).memory_mib, e.plan(ask(2)).memory_mib);
+        // One engine's lists (1,792 MiB in the model) fewer, and no less than the model's
+        // own figure for one CPU, a quarter added.
+        let model = count_need(28, 1 << 22, &[1]).unwrap().by_cpus[0].reserved;
+        assert!(two >= 4480, "{two}");
+        assert!(
+            one < two - 1536 && one << 20 >= model + model / 4,
+            "{one} {two}"
+        );
     }
 
     #[test]
