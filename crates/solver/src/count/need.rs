@@ -111,7 +111,7 @@ pub fn count_memory(problem: &Problem, threads: usize) -> CountMemory {
         (keys > 0 && !wide).then(|| (n, TABLES[(n - 16) as usize].next_multiple_of(MIB) + MIB));
     let per_engine = match (keys > 0, wide) {
         (false, _) => 0,
-        (true, true) => join::ENGINE_BYTES as u64,
+        (true, true) => join::engine_bytes(engines) as u64,
         (true, false) => per_engine(n),
     };
     CountMemory {

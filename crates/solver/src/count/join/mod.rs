@@ -79,7 +79,7 @@ mod work;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use self::wide::ENGINE_BYTES;
+pub(crate) use self::wide::engine_bytes;
 
 use self::check::{Check, Verdict};
 use self::fixed::{ticks, turn_fixed_from};
@@ -170,7 +170,7 @@ fn pieces(keys: usize, threads: usize) -> &'static [Piece] {
 /// allocation fails. Tells the count's progress the table-building steps and the parts'
 /// steps in all, and each table-building step as it is done (all at once when another count
 /// built them; a turn-fixed part ticks its own steps as it runs). Each engine's lists for a
-/// key grow within the options' `work_bytes` (on the wide path at most 1.75 GiB); the tables
+/// key grow within the options' `work_bytes` (on the wide path at most [`engine_bytes`]); the tables
 /// keep the options' `hold` while they live.
 pub(super) fn parts(
     n: u32,
@@ -212,7 +212,7 @@ pub(super) fn parts(
     }
     // The wide path's engines hold at most its allowance, whatever the options allow.
     let work_bytes = if n > TABLES_MAX {
-        options.work_bytes.min(wide::ENGINE_BYTES)
+        options.work_bytes.min(engine_bytes(options.threads))
     } else {
         options.work_bytes
     };

@@ -41,9 +41,29 @@ use std::sync::atomic::Ordering;
 /// bound them at 3.5 GiB besides the keys and the process.
 pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 
-/// Words a wide key's list holds at most at once (2^24: 128 MiB): the top halves' chunk,
-/// the bottom halves' and the room to sort either, 384 MiB, and the sieve's blocks in what
-/// is left of an engine's allowance.
+/// Bytes the one engine of a count that runs no other may take on the wide path (3.5 GiB,
+/// what two engines take in all): its lists twice as long ([`Wide::chunk_for`]). A key's
+/// chunk pairs are each sieved from the start, and a sieve of shorter lists reaches its
+/// small blocks after fewer splits, so it compares more pairs that a split would have set
+/// apart: n = 28's part 4,072,170 of 2^22 on one core took 201 CPU-s with chunks of 2^24
+/// words (1.7 GB peak), 145 with 2^25 (2.8 GB), 111 with 2^26 (4.6 GB) and 90 with 2^27
+/// (7.5 GB), the same solutions.
+pub(crate) const LONE_ENGINE_BYTES: usize = 2 * ENGINE_BYTES;
+
+/// Bytes each engine of a count of `engines` may take on the wide path at most:
+/// [`LONE_ENGINE_BYTES`] for one, [`ENGINE_BYTES`] each for more.
+pub(crate) fn engine_bytes(engines: usize) -> usize {
+    if engines <= 1 {
+        LONE_ENGINE_BYTES
+    } else {
+        ENGINE_BYTES
+    }
+}
+
+/// Words a wide key's list holds at most at once (2^24: 128 MiB) in an engine of
+/// [`ENGINE_BYTES`]: the top halves' chunk, the bottom halves' and the room to sort either,
+/// 384 MiB, and the sieve's blocks in what is left of an engine's allowance; twice that in
+/// the lone engine of a count ([`LONE_ENGINE_BYTES`]).
 pub(crate) const CHUNK: usize = 1 << 24;
 
 /// Halves of each list a key's cut in pieces takes its bit from ([`Wide::cut_bit`]): the
@@ -65,6 +85,16 @@ impl Wide {
         Wide {
             sizes: Sizes::new(n),
             chunk,
+        }
+    }
+
+    /// The words a key's list holds at once for an engine allowed `room` bytes: `chunk`,
+    /// twice that from [`LONE_ENGINE_BYTES`] on.
+    pub(super) fn chunk_for(&self, room: usize) -> usize {
+        if room >= LONE_ENGINE_BYTES {
+            2 * self.chunk
+        } else {
+            self.chunk
         }
     }
 
@@ -138,6 +168,7 @@ impl Wide {
     ) -> Result<u64, CountError> {
         let (key, piece, tier, cancel) = (task.key, task.piece, task.tier, task.cancel);
         let layout = Layout::wide(self.sizes.n);
+        let chunk = self.chunk_for(work.room);
         let (tops, bottoms, scratch, sieve, allowance) = work.lists();
         let mut total = 0u64;
         // One chunk pair's pairs, added to the total and handed to `tally`.
@@ -153,7 +184,7 @@ impl Wide {
         // took one chunk); otherwise they are made again for each chunk of tops.
         let mut whole = false;
         while !top.done() {
-            top.fill(self.chunk, tops, allowance, cancel, tier)?;
+            top.fill(chunk, tops, allowance, cancel, tier)?;
             if tops.is_empty() {
                 continue;
             }
@@ -165,7 +196,7 @@ impl Wide {
                 bottom.restart();
                 let mut first = true;
                 while !bottom.done() {
-                    bottom.fill(self.chunk, bottoms, allowance, cancel, tier)?;
+                    bottom.fill(chunk, bottoms, allowance, cancel, tier)?;
                     whole = first && bottom.done();
                     first = false;
                     self.ready_bottoms(bottoms, scratch, allowance)?;

@@ -53,6 +53,8 @@ pub(super) struct Work {
     pub(super) bands: [KeyBands; 2],
     /// What the lists above may still grow by.
     pub(super) allowance: Allowance,
+    /// The bytes it was allowed in all (the wide path's chunks grow with it).
+    pub(super) room: usize,
 }
 
 impl Work {
@@ -65,6 +67,7 @@ impl Work {
             sieve: Sieve::new(0, Tier::PORTABLE),
             bands: Default::default(),
             allowance: Allowance::new(bytes),
+            room: bytes,
         }
     }
 

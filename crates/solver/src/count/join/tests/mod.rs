@@ -26,7 +26,7 @@ use super::path::Join;
 use super::sample::{LONG_BLOCK, LONG_SAMPLE, SAMPLE, density};
 use super::sieve::{Piece, Sieve};
 use super::tables::build_steps;
-use super::wide::CHUNK;
+use super::wide::{CHUNK, engine_bytes};
 use super::word::{BALANCE_SHIFT, BAND_BIAS, Layout};
 use super::work::{Task, Work};
 use super::{Kind, MAX, Part, RECOUNT_FAULT, SEARCH_FAULT, chosen, keys_held, parts, shared};

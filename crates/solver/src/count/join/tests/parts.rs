@@ -117,6 +117,41 @@ fn a_keys_two_pieces_add_up_to_the_key_on_both_paths() {
     }
 }
 
+/// The lone engine of a count is allowed twice an engine's bytes on the wide path and
+/// lists its keys' halves in chunks twice as long: fewer chunk pairs (each handed to the
+/// tally), the same pairs.
+#[test]
+fn a_lone_engine_counts_in_longer_chunks() {
+    assert_eq!(engine_bytes(1), 2 * engine_bytes(2));
+    assert_eq!(engine_bytes(2), engine_bytes(8));
+    let (tier, cancel) = (tier(), AtomicBool::new(false));
+    let join = Join::wide(17, 1 << 10);
+    let mut longer = 0;
+    for key in keys::keys(17).iter().step_by(97) {
+        let count = |engines| {
+            let mut work = Work::new(engine_bytes(engines));
+            let (mut chunk_pairs, cancel) = (0, &cancel);
+            let piece = Piece::Whole;
+            let task = Task {
+                key,
+                piece,
+                tier,
+                cancel,
+            };
+            let pairs = (join.pairs_tallied(task, &mut work, &mut |_| chunk_pairs += 1)).unwrap();
+            (pairs, chunk_pairs)
+        };
+        let ((lone, lone_chunks), (shared, shared_chunks)) = (count(1), count(2));
+        assert_eq!(lone, shared, "{key:?}");
+        assert!(lone_chunks <= shared_chunks, "{key:?}");
+        longer += usize::from(lone_chunks < shared_chunks);
+    }
+    assert!(
+        longer > 0,
+        "no key listed in fewer chunks by the lone engine"
+    );
+}
+
 /// A shard with fewer keys than engines cuts each in two pieces, one part each, so that an
 /// engine that would have no key has work; on one engine, or with a key per engine, it
 /// does not; and the count is the same either way.
