@@ -122,6 +122,34 @@ fn a_seeded_sample_is_the_same_parts_and_its_mean_times_k() {
     assert_eq!(solutions(&a), solutions(&b));
 }
 
+/// With `--cpus-per-task` below the CPUs here, each sampled part runs held to that many
+/// (its line says it counted on one thread), side by side: the same parts and solutions as
+/// a sample on every CPU here, whose parts count on all of them.
+#[test]
+fn parts_sampled_for_tasks_of_one_cpu_count_on_one() {
+    let run = |extra: &[&str]| {
+        let args = [
+            "estimate",
+            "14",
+            "--parts",
+            "32",
+            "--samples",
+            "4",
+            "--seed",
+            "2",
+        ];
+        json(&[&args[..], extra, &["--json"]].concat())
+    };
+    let (all, one) = (run(&[]), run(&["--cpus-per-task", "1"]));
+    assert_eq!(indices(&all), indices(&one));
+    let solutions = |r: &Value| figure(r, &["estimate", "solutions", "estimate"]);
+    assert_eq!(solutions(&all), solutions(&one));
+    assert_eq!(one["provenance"]["threads"], 1, "{one}");
+    assert_eq!(one["plan"]["cpus_per_task"], 1, "{one}");
+    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(all["provenance"]["threads"], here as u64, "{all}");
+}
+
 /// The text output names every figure a user plans with.
 #[test]
 fn the_text_output_names_its_figures() {
@@ -238,6 +266,7 @@ fn count_lines_carry_their_provenance() {
         line["peak_bytes"].as_u64().is_some_and(|b| b > 1 << 20),
         "{line}"
     );
+    assert!(line["threads"].as_u64().is_some_and(|t| t >= 1), "{line}");
     assert_eq!(line["recount"], 0.5, "{line}");
     assert_eq!(line["recount_method"], "tier", "{line}");
     assert!(line["seconds"].as_f64().is_some(), "{line}");

@@ -92,6 +92,6 @@ pub fn count_local(
         turn_fixed: counts.turn_fixed,
         recounted: recount.map(|_| progress.recounted.load(Ordering::Relaxed)),
         seconds: started.elapsed().as_secs_f64(),
-        provenance: Provenance::here(recount, Some(&progress)),
+        provenance: Provenance::here(threads, recount, Some(&progress)),
     })
 }

@@ -414,29 +414,37 @@ mod tests {
 
     #[test]
     fn a_task_of_fewer_cpus_than_the_sample_asks_for_less_memory() {
-        // n = 28's parts took about 3.5 GiB on 2 CPUs, most of it the two engines' lists.
-        let sample = (0..4)
-            .map(|i| SampledPart {
-                peak_bytes: 3584 << 20,
-                ..part(i * 1000, 900.0, 1)
-            })
-            .collect();
-        let e = Estimate::new(28, 1 << 22, 0, sample);
-        let ask = |cpus_per_task| PlanAsk {
-            part_hours: 1.0,
-            cpus_per_task,
-            array_limit: 1000,
-            cpus_here: 2,
+        // n = 25's parts took about 1.2 GiB on 2 CPUs: the tables, and each engine's lists.
+        let plans = |n: u32, parts: u32, peak_mib: u64| {
+            let sample = (0..4)
+                .map(|i| SampledPart {
+                    peak_bytes: peak_mib << 20,
+                    ..part(i * 1000, 900.0, 1)
+                })
+                .collect();
+            let e = Estimate::new(n, parts, 0, sample);
+            let ask = |cpus_per_task| PlanAsk {
+                part_hours: 1.0,
+                cpus_per_task,
+                array_limit: 1000,
+                cpus_here: 2,
+            };
+            (e.plan(ask(1)).memory_mib, e.plan(ask(2)).memory_mib)
         };
-        let (one, two) = (e.plan(ask(1)).memory_mib, e.plan(ask(2)).memory_mib);
-        // One engine's lists (1,792 MiB in the model) fewer, and no less than the model's
-        // own figure for one CPU, a quarter added.
-        let model = count_need(28, 1 << 22, &[1]).unwrap().by_cpus[0].reserved;
-        assert!(two >= 4480, "{two}");
+        let need = |n, parts| count_need(n, parts, &[1]).unwrap();
+        // One engine's lists fewer, and no less than the model's own figure for one CPU, a
+        // quarter added.
+        let (one, two) = plans(25, 1 << 16, 1229);
+        let engine = need(25, 1 << 16).per_engine >> 20;
+        let model = need(25, 1 << 16).by_cpus[0].reserved;
+        assert!(two >= 1536, "{two}");
         assert!(
-            one < two - 1536 && one << 20 >= model + model / 4,
-            "{one} {two}"
+            one <= two - engine && one << 20 >= model + model / 4,
+            "{one} {two} {engine}"
         );
+        // Past n = 25 a count's lone engine is allowed what two would take: the same ask.
+        let (one, two) = plans(28, 1 << 22, 3584);
+        assert_eq!(one, two);
     }
 
     #[test]

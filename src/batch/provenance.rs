@@ -59,6 +59,9 @@ pub struct Provenance {
     /// The process's peak resident memory, in bytes, up to the line.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub peak_bytes: Option<u64>,
+    /// The threads it counted on (one engine each: the CPUs it saw, or `--threads`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub threads: Option<u32>,
     /// The share of the join's parts asked to be recounted (`--recount`), 0 without it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recount: Option<f64>,
@@ -81,9 +84,13 @@ pub struct Provenance {
 
 impl Provenance {
     /// This process's, now: its build, tier, CPU and host, the CPU and memory it has used,
-    /// and `recount` (what was asked for, if anything), with the seconds its recounts took
-    /// by `progress`.
-    pub fn here(recount: Option<Recount>, progress: Option<&Progress>) -> Provenance {
+    /// the `threads` it counted on, and `recount` (what was asked for, if anything), with
+    /// the seconds its recounts took by `progress`.
+    pub fn here(
+        threads: usize,
+        recount: Option<Recount>,
+        progress: Option<&Progress>,
+    ) -> Provenance {
         let usage = Usage::of_this_process();
         let nanos = progress.map_or(0, |p| p.recount_nanos.load(Ordering::Relaxed));
         Provenance {
@@ -93,6 +100,7 @@ impl Provenance {
             host: Some(host_name()),
             cpu_seconds: usage.map(|u| u.cpu_seconds),
             peak_bytes: usage.map(|u| u.peak_bytes),
+            threads: u32::try_from(threads).ok(),
             recount: Some(recount.map_or(0.0, |r| r.fraction)),
             recount_method: recount.map(|r| r.method.name().to_string()),
             recount_seed: recount.map(|r| r.seed),
@@ -287,11 +295,11 @@ mod tests {
             seed: 3,
             method: solver::RecountMethod::Search,
         };
-        let here = Provenance::here(Some(recount), None);
+        let here = Provenance::here(3, Some(recount), None);
         let build = here.build.expect("a build");
         assert_eq!(build.version, env!("CARGO_PKG_VERSION"));
         assert!(!build.commit.is_empty());
-        assert_eq!(here.recount, Some(0.5));
+        assert_eq!((here.threads, here.recount), (Some(3), Some(0.5)));
         assert_eq!(here.recount_method.as_deref(), Some("search"));
         assert_eq!(
             (here.recount_seed, here.recount_seconds),

@@ -281,8 +281,9 @@ pub struct EstimateArgs {
     /// Wall hours an average part of the suggested split should take.
     #[arg(long, value_name = "HOURS", default_value_t = 1.0, value_parser = positive_hours, allow_negative_numbers = true)]
     pub part_hours: f64,
-    /// CPUs each task of the suggested split is given [default: the CPUs the sample runs
-    /// on here].
+    /// CPUs each task of the suggested split is given, and each sampled part runs on (held
+    /// to that many of the CPUs here, as many parts at a time as they make sets of them)
+    /// [default: the CPUs here].
     #[arg(long, value_name = "CPUS", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub cpus_per_task: Option<u32>,
     /// Most tasks in one Slurm job array (Slurm's MaxArraySize less one).

@@ -2,7 +2,9 @@
 //! (`queens count N --local --json --shard I/K`, its tables built in it, as a batch task
 //! counts its part), timed with `wait4`; then what they say of the whole and the batch run
 //! to ask for (the arithmetic is `crate::batch`'s), as text or one JSON object on stdout.
-//! Progress on stderr: a bar on a terminal, else a line per part.
+//! With `--cpus-per-task C` below the CPUs here, each part's process is held to C of them
+//! (its affinity), as a task of C CPUs runs, and as many parts run at once as there are
+//! C-CPU sets here. Progress on stderr: a bar on a terminal, else a line per part.
 
 use super::args::EstimateArgs;
 use super::error::Error;
@@ -12,8 +14,11 @@ use crate::config::default_search_threads;
 use crate::solver::{Problem, Shard};
 use serde::Serialize;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::Instant;
 
 /// What `estimate --json` prints.
@@ -28,7 +33,8 @@ struct Report<'a> {
     provenance: &'a Provenance,
 }
 
-/// `estimate`: times the sampled parts one after another, then prints the estimate.
+/// `estimate`: times the sampled parts (one after another, or a few at once on sets of
+/// `--cpus-per-task` CPUs), then prints the estimate.
 pub fn estimate(args: &EstimateArgs) -> Result<(), Error> {
     let shard = Shard {
         index: 0,
@@ -40,29 +46,65 @@ pub fn estimate(args: &EstimateArgs) -> Result<(), Error> {
         index: indices[0],
         reason: format!("cannot find this program to run it: {e}"),
     })?;
-    let cpus_here = default_search_threads() as u32;
+    let slots = slots(args.cpus_per_task);
+    let cpus_here = match &slots[0] {
+        Some(cpus) => cpus.len() as u32,
+        None => default_search_threads() as u32,
+    };
     let shown = bar("{bar:30} {pos}/{len} parts, {elapsed} elapsed, ETA {eta}");
     if let Some(shown) = &shown {
         shown.set_length(indices.len() as u64);
     }
+    let (next, failing) = (AtomicUsize::new(0), AtomicBool::new(false));
     let mut sample = Vec::with_capacity(indices.len());
     let mut provenance = Provenance::default();
-    for &index in &indices {
-        let (part, line) = run_part(&exe, args.n, index, args.parts)?;
-        let said = part_text(&part, args.parts);
-        match &shown {
-            Some(shown) => {
-                shown.println(said);
-                shown.inc(1);
+    let mut failed = None;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        for slot in &slots {
+            let (tx, exe, indices) = (tx.clone(), &exe, &indices);
+            let (next, failing) = (&next, &failing);
+            scope.spawn(move || {
+                while !failing.load(Ordering::Relaxed) {
+                    let Some(&index) = indices.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    let part = run_part(exe, args.n, index, args.parts, slot.as_deref());
+                    failing.fetch_or(part.is_err(), Ordering::Relaxed);
+                    if tx.send(part).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for part in rx {
+            let (part, line) = match part {
+                Ok(done) => done,
+                Err(error) => {
+                    failed.get_or_insert(error);
+                    continue;
+                }
+            };
+            let said = part_text(&part, args.parts);
+            match &shown {
+                Some(shown) => {
+                    shown.println(said);
+                    shown.inc(1);
+                }
+                None => eprintln!("{said}"),
             }
-            None => eprintln!("{said}"),
+            if provenance.build.is_none() {
+                provenance = line.provenance;
+            }
+            sample.push(part);
         }
-        if provenance.build.is_none() {
-            provenance = line.provenance;
-        }
-        sample.push(part);
-    }
+    });
     finish(shown);
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    sample.sort_by_key(|part| part.index);
     let estimate = Estimate::new(args.n, args.parts, args.seed, sample);
     let plan = estimate.plan(PlanAsk {
         part_hours: args.part_hours,
@@ -78,7 +120,13 @@ pub fn estimate(args: &EstimateArgs) -> Result<(), Error> {
         };
         println!("{}", serde_json::to_string(&report)?);
     } else {
-        print_text(&estimate, &plan, &provenance, cpus_here, args.part_hours);
+        print_text(
+            &estimate,
+            &plan,
+            &provenance,
+            (cpus_here, slots.len()),
+            args.part_hours,
+        );
     }
     Ok(())
 }
@@ -91,15 +139,31 @@ fn run_part(
     n: u32,
     index: u32,
     parts: u32,
+    cpus: Option<&[usize]>,
 ) -> Result<(SampledPart, ShardCount), Error> {
     let failed = |reason: String| Error::Part { index, reason };
     let started = Instant::now();
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(["count", &n.to_string(), "--local", "--json", "--shard"])
         .arg(format!("{index}/{parts}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    if let Some(cpus) = cpus {
+        let set = cpu_set(cpus);
+        // SAFETY: between fork and exec the child only calls sched_setaffinity (a system
+        // call, async-signal-safe) on itself, with a set made before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                match libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| failed(format!("cannot start {}: {e}", exe.display())))?;
     let pid = child.id() as libc::pid_t;
@@ -126,6 +190,47 @@ fn run_part(
         solutions: line.solutions,
     };
     Ok((part, line))
+}
+
+/// The CPU sets the sampled parts run on, one part at a time on each: with `cpus_per_task`
+/// below the CPUs this process may use, as many disjoint sets of that many of them as
+/// there are (the first ones, in order); else one set, `None`: every CPU here, as it is.
+fn slots(cpus_per_task: Option<u32>) -> Vec<Option<Vec<usize>>> {
+    let allowed = allowed_cpus();
+    match cpus_per_task.map(|c| c as usize) {
+        Some(c) if c < allowed.len() => allowed
+            .chunks_exact(c)
+            .map(|cpus| Some(cpus.to_vec()))
+            .collect(),
+        _ => vec![None],
+    }
+}
+
+/// The CPUs this process may run on (its affinity), in order; none if it cannot be read.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain bits (all zero: the empty set), which
+    // sched_getaffinity fills in for this process; CPU_ISSET reads a CPU below its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// The affinity set of `cpus` (each below `CPU_SETSIZE`, as `allowed_cpus` gives them).
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: all zero is the empty set; CPU_SET writes the bit of a CPU below its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        set
+    }
 }
 
 /// Waits for child `pid` to end: its wait status and what it used.
@@ -185,15 +290,25 @@ fn time_text(minutes: u64) -> String {
 }
 
 /// The estimate as text.
-fn print_text(e: &Estimate, plan: &Plan, p: &Provenance, cpus_here: u32, part_hours: f64) {
+fn print_text(
+    e: &Estimate,
+    plan: &Plan,
+    p: &Provenance,
+    (cpus_here, at_once): (u32, usize),
+    part_hours: f64,
+) {
     let unknown = || batch::UNKNOWN.to_string();
     let build = p.build.as_ref().map_or_else(unknown, ToString::to_string);
     println!(
-        "n = {} in {} parts: {} sampled (seed {}), each a process on {cpus_here} CPUs here",
+        "n = {} in {} parts: {} sampled (seed {}), each a process on {cpus_here} CPUs here{}",
         e.n,
         e.parts,
         e.sample.len(),
-        e.seed
+        e.seed,
+        match at_once {
+            1 => String::new(),
+            parts => format!(", {parts} at a time"),
+        }
     );
     println!(
         "build {build}, tier {}, cpu {}, host {}",
