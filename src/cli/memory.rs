@@ -43,9 +43,10 @@ fn table(needs: &[CountNeed], parts: u32) -> String {
         format!("a part of {parts} holding the most keys")
     };
     let mut out = format!(
-        "MiB; {split}\ntables: the join's, one set per n; engine: a lone engine's lists (past n = 25 half \
-         that each beside others); own: the count's other lists\non C CPUs, reserved: by a server; limit: the least server memory \
-         limit that admits it; --mem: a batch task's\n"
+        "MiB; {split}\ntables: the join's, one set per n; engine: a lone engine's lists (past \
+         n = 25 half that each beside others); own: the count's other lists\non C CPUs, \
+         reserved: by a server; limit: the least server memory limit that admits it; --mem: a \
+         batch task's\n"
     );
     out.push_str(" n  tables  engine    own");
     for cpus in needs.first().map(|n| &n.by_cpus[..]).unwrap_or_default() {

@@ -80,6 +80,19 @@ impl Join {
         cancel: &AtomicBool,
         work: &mut Work,
     ) -> Result<u64, CountError> {
+        self.whole_tallied(key, tier, cancel, work, &mut |_| ())
+    }
+
+    /// All of `key`'s fitting pairs, each chunk pair's handed to `tally` on the wide path
+    /// ([`Join::pairs_tallied`] of the whole key).
+    pub(super) fn whole_tallied(
+        &self,
+        key: &Key,
+        tier: Tier,
+        cancel: &AtomicBool,
+        work: &mut Work,
+        tally: Tally<'_>,
+    ) -> Result<u64, CountError> {
         let piece = Piece::Whole;
         let task = Task {
             key,
@@ -87,7 +100,7 @@ impl Join {
             tier,
             cancel,
         };
-        self.pairs_tallied(task, work, &mut |_| ())
+        self.pairs_tallied(task, work, tally)
     }
 
     /// Its tables (a test's join of a size that has them).

@@ -129,17 +129,10 @@ fn a_lone_engine_counts_in_longer_chunks() {
     let mut longer = 0;
     for key in keys::keys(17).iter().step_by(97) {
         let count = |engines| {
-            let mut work = Work::new(engine_bytes(engines));
-            let (mut chunk_pairs, cancel) = (0, &cancel);
-            let piece = Piece::Whole;
-            let task = Task {
-                key,
-                piece,
-                tier,
-                cancel,
-            };
-            let pairs = (join.pairs_tallied(task, &mut work, &mut |_| chunk_pairs += 1)).unwrap();
-            (pairs, chunk_pairs)
+            let (mut work, mut chunk_pairs) = (Work::new(engine_bytes(engines)), 0);
+            let mut tally = |_| chunk_pairs += 1;
+            let pairs = join.whole_tallied(key, tier, &cancel, &mut work, &mut tally);
+            (pairs.unwrap(), chunk_pairs)
         };
         let ((lone, lone_chunks), (shared, shared_chunks)) = (count(1), count(2));
         assert_eq!(lone, shared, "{key:?}");
