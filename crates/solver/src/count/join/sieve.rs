@@ -4,8 +4,11 @@
 //! the transposes' balance; and a key's count cut in two [`Piece`]s on the sieve's first
 //! bit, so that two engines can share a key. The words come from either path (`halves.rs`,
 //! `bands.rs`), their layout from `word.rs`; the split bit is `sample.rs`'s, the subtrees of
-//! splits that work on narrow words are `narrow.rs`'s, the partitions and pair tests are
-//! the tiers' kernels (`kernels/`).
+//! splits that work on narrow words are `narrow.rs`'s, the top splits of lists too long to
+//! copy are made in place (`sieve/in_place.rs`), the partitions and pair tests are the
+//! tiers' kernels (`kernels/`).
+
+mod in_place;
 
 use super::kernels::{REGISTER, having, leaf, partition, runs, weighted_narrowed};
 use super::memory::Allowance;
@@ -99,6 +102,12 @@ pub(super) struct Sieve {
     levels: Vec<[Vec<u64>; 3]>,
     /// The room of the subtrees narrowed to 32-bit words (`narrow.rs`).
     narrowed: Narrowed,
+    /// Room for two blocks of lists kept in place, copied out for the splits below
+    /// (`in_place.rs`).
+    gathered: [Vec<u64>; 2],
+    /// Blocks of lists kept in place of at most this many words in all are copied out
+    /// (`in_place.rs`'s `GATHER`; less in tests).
+    gather: usize,
 }
 
 impl Sieve {
@@ -110,6 +119,8 @@ impl Sieve {
             tier,
             levels: Vec::new(),
             narrowed: Narrowed::default(),
+            gathered: Default::default(),
+            gather: in_place::GATHER,
         }
     }
 
@@ -124,7 +135,10 @@ impl Sieve {
     /// Bytes its blocks hold room for now.
     #[cfg(test)]
     pub(super) fn bytes(&self) -> usize {
-        let words: usize = self.levels.iter().flatten().map(Vec::capacity).sum();
+        let words: usize = (self.levels.iter().flatten())
+            .chain(&self.gathered)
+            .map(Vec::capacity)
+            .sum();
         words * size_of::<u64>() + self.narrowed.bytes()
     }
 
@@ -136,10 +150,20 @@ impl Sieve {
 
     /// Gives back the room of every block, to `allowance`.
     pub(super) fn release(&mut self, allowance: &mut Allowance) {
-        for list in self.levels.iter_mut().flatten() {
+        for list in self.levels.iter_mut().flatten().chain(&mut self.gathered) {
             allowance.release(list);
         }
         self.narrowed.release(allowance);
+    }
+
+    /// The pairs per word below which two blocks are compared rather than split: [`SPLIT`],
+    /// or [`SPLIT_NARROWED`] where the tier narrows its pair tests.
+    fn split_pairs(&self) -> usize {
+        if self.tier.fast_pext() {
+            SPLIT_NARROWED
+        } else {
+            SPLIT
+        }
     }
 
     /// Weighted fitting pairs of `xs` and `ys` (each in order of balance): split on a bit
@@ -167,11 +191,7 @@ impl Sieve {
             }
             give_way();
         }
-        let split = if self.tier.fast_pext() {
-            SPLIT_NARROWED
-        } else {
-            SPLIT
-        };
+        let split = self.split_pairs();
         if xs.len() * ys.len() < split * (xs.len() + ys.len()) {
             return self.weighted(xs, ys);
         }

@@ -10,12 +10,13 @@
 //! and counted in chunks: the top halves' list stops when full and goes on from there for
 //! the next chunk; each chunk of tops meets each chunk of the bottom halves (kept whole when
 //! they fit one, made again per chunk of the tops when not), and the pairs of every chunk
-//! pair add up. Making the halves takes about a tenth of a part's time (n = 27), the sieve
-//! the rest. The words are laid out as `word.rs`'s [`Layout::wide`] says (five-bit balances
-//! above `2n - 2` bits of diagonals), counted by the same sieve (`sieve.rs`).
-//! Not here: the keys (`keys.rs`), the parts and their plumbing (`mod.rs`), the key's bands
-//! and the halves they make (`bands.rs`), the tables' path (`tables.rs`, `halves.rs`), the
-//! one mirror and sort of both paths (`word.rs`).
+//! pair add up. A chunk's lists are split in place (`sieve/in_place.rs`), so that they can
+//! take most of an engine's room. Making the halves takes about a tenth
+//! of a part's time (n = 27), the sieve the rest. The words are laid out as `word.rs`'s
+//! [`Layout::wide`] says (five-bit balances above `2n - 2` bits of diagonals), counted by
+//! the same sieve (`sieve.rs`). Not here: the keys (`keys.rs`), the parts and their
+//! plumbing (`mod.rs`), the key's bands and the halves they make (`bands.rs`), the tables'
+//! path (`tables.rs`, `halves.rs`), the one mirror of both paths (`word.rs`).
 
 use super::bands::KeyBands;
 #[cfg(test)]
@@ -24,7 +25,7 @@ use super::memory::Allowance;
 use super::sample::densest;
 use super::sieve::{Piece, Sieve};
 use super::sizes::Sizes;
-use super::word::{Layout, mirror, sort_by_byte};
+use super::word::{Layout, mirror};
 use super::work::{Task, Work};
 use crate::counts::CountError;
 #[cfg(test)]
@@ -33,21 +34,20 @@ use crate::simd::Tier;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 
-/// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the three lists of
-/// [`CHUNK`] words, the key's bands, up to about 360 MiB at n = 28, and the sieve's blocks).
-/// At n = 28 an engine took about 1.5 GiB when nothing held it; held to 1.5 GiB, the sieve
-/// ran short of room so often that shard 100 of 2^22 took over four times as long. Two
-/// engines and their process took up to 3.35 GiB at n = 28 (measured); the allowances
-/// bound them at 3.5 GiB besides the keys and the process.
+/// Bytes an engine's lists may take on the wide path at most (1.75 GiB: the two lists of
+/// [`CHUNK`] words, 1 GiB, the key's bands, up to about 360 MiB at n = 28, and the sieve's
+/// blocks below the lists' splits in place). The allowance was set when the sieve copied
+/// its top splits (at n = 28 an engine took about 1.5 GiB with chunks of 2^24 words, and
+/// held to 1.5 GiB its deep splits ran short of room); two engines and their process stay
+/// within 3.5 GiB besides the keys and the process.
 pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 
 /// Bytes the one engine of a count that runs no other may take on the wide path (3.5 GiB,
 /// what two engines take in all): its lists twice as long ([`Wide::chunk_for`]). A key's
 /// chunk pairs are each sieved from the start, and a sieve of shorter lists reaches its
 /// small blocks after fewer splits, so it compares more pairs that a split would have set
-/// apart: n = 28's part 4,072,170 of 2^22 on one core took 201 CPU-s with chunks of 2^24
-/// words (1.7 GB peak), 145 with 2^25 (2.8 GB), 111 with 2^26 (4.6 GB) and 90 with 2^27
-/// (7.5 GB), the same solutions.
+/// apart: n = 28's part 4,072,170 of 2^22 on one core took 145 CPU-s with chunks of 2^25
+/// words (1.2 GB peak) and 82 with 2^27 (2.9 GB), the same solutions.
 pub(crate) const LONE_ENGINE_BYTES: usize = 2 * ENGINE_BYTES;
 
 /// Bytes each engine of a count of `engines` may take on the wide path at most:
@@ -60,11 +60,11 @@ pub(crate) fn engine_bytes(engines: usize) -> usize {
     }
 }
 
-/// Words a wide key's list holds at most at once (2^24: 128 MiB) in an engine of
-/// [`ENGINE_BYTES`]: the top halves' chunk, the bottom halves' and the room to sort either,
-/// 384 MiB, and the sieve's blocks in what is left of an engine's allowance; twice that in
-/// the lone engine of a count ([`LONE_ENGINE_BYTES`]).
-pub(crate) const CHUNK: usize = 1 << 24;
+/// Words a wide key's list holds at most at once (2^26: 512 MiB) in an engine of
+/// [`ENGINE_BYTES`]: the top halves' chunk and the bottom halves', split in place
+/// (`sieve/in_place.rs`), and the bands and the sieve's copied blocks in what is left of an
+/// engine's allowance; twice that in the lone engine of a count ([`LONE_ENGINE_BYTES`]).
+pub(crate) const CHUNK: usize = 1 << 26;
 
 /// Halves of each list a key's cut in pieces takes its bit from ([`Wide::cut_bit`]): the
 /// first ones its bands make, the same whatever the chunks and the engine's room.
@@ -140,7 +140,7 @@ impl Wide {
         work: &mut Work,
     ) -> Result<u64, CountError> {
         let (tier, cancel) = (task.tier, task.cancel);
-        let (tops, bottoms, scratch, _, allowance) = work.lists();
+        let (tops, bottoms, _, _, allowance) = work.lists();
         for (bands, list) in [(&mut *top, &mut *tops), (&mut *bottom, &mut *bottoms)] {
             bands.restart();
             bands.fill(CUT_SAMPLE, list, allowance, cancel, tier)?;
@@ -151,7 +151,7 @@ impl Wide {
             }
             bands.restart();
         }
-        self.ready_bottoms(bottoms, scratch, allowance)?;
+        self.ready_bottoms(bottoms, Piece::Whole, 0);
         Ok(densest(tops, bottoms, Layout::wide(self.sizes.n), tier).unwrap_or(0))
     }
 
@@ -169,27 +169,28 @@ impl Wide {
         let (key, piece, tier, cancel) = (task.key, task.piece, task.tier, task.cancel);
         let layout = Layout::wide(self.sizes.n);
         let chunk = self.chunk_for(work.room);
-        let (tops, bottoms, scratch, sieve, allowance) = work.lists();
+        let (tops, bottoms, _, sieve, allowance) = work.lists();
         let mut total = 0u64;
         // One chunk pair's pairs, added to the total and handed to `tally`.
-        let mut count =
-            |tops: &[u64], bottoms: &[u64], sieve: &mut Sieve, allowance: &mut Allowance| {
-                sieve.reset(self.sizes.middle_balance(key), tier, layout);
-                let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
-                tally(pairs);
-                total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
-                Ok::<(), CountError>(())
-            };
+        let mut count = |tops: &mut [u64],
+                         bottoms: &mut [u64],
+                         sieve: &mut Sieve,
+                         allowance: &mut Allowance| {
+            sieve.reset(self.sizes.middle_balance(key), tier, layout);
+            let pairs = sieve.count_in_place(tops, bottoms, 0, cancel, allowance);
+            tally(pairs);
+            total = total.checked_add(pairs).ok_or(CountError::Overflow)?;
+            Ok::<(), CountError>(())
+        };
         // Whether `bottoms` holds all of the key's bottom halves, ready for the sieve (they
         // took one chunk); otherwise they are made again for each chunk of tops.
         let mut whole = false;
         while !top.done() {
             top.fill(chunk, tops, allowance, cancel, tier)?;
+            piece.keep_tops(bit, tops);
             if tops.is_empty() {
                 continue;
             }
-            sort_by_byte(tops, layout.balance, scratch, allowance)?;
-            piece.keep_tops(bit, tops);
             if whole {
                 count(tops, bottoms, sieve, allowance)?;
             } else {
@@ -199,8 +200,7 @@ impl Wide {
                     bottom.fill(chunk, bottoms, allowance, cancel, tier)?;
                     whole = first && bottom.done();
                     first = false;
-                    self.ready_bottoms(bottoms, scratch, allowance)?;
-                    piece.keep_bottoms(bit, bottoms);
+                    self.ready_bottoms(bottoms, piece, bit);
                     count(tops, bottoms, sieve, allowance)?;
                 }
             }
@@ -212,16 +212,10 @@ impl Wide {
     }
 
     /// Makes `words` (top halves' words of a key's bottom columns) ready for the sieve:
-    /// mirrored, then sorted by their balance (`scratch` lent for the sort).
-    fn ready_bottoms(
-        &self,
-        words: &mut Vec<u64>,
-        scratch: &mut Vec<u64>,
-        allowance: &mut Allowance,
-    ) -> Result<(), CountError> {
-        let layout = Layout::wide(self.sizes.n);
-        mirror(words, self.sizes.n, layout);
-        sort_by_byte(words, layout.balance + layout.width, scratch, allowance)
+    /// mirrored, then kept to those of `piece` (of a cut on `bit`).
+    fn ready_bottoms(&self, words: &mut Vec<u64>, piece: Piece, bit: u64) {
+        mirror(words, self.sizes.n, Layout::wide(self.sizes.n));
+        piece.keep_bottoms(bit, words);
     }
 }
 
@@ -268,10 +262,10 @@ impl Wide {
             }
         }
         let [mut tops, mut bottoms] = lists;
-        let (_, _, scratch, sieve, allowance) = work.lists();
-        self.ready_bottoms(&mut bottoms, scratch, allowance)?;
-        sort_by_byte(&mut tops, layout.balance, scratch, allowance)?;
+        let (_, _, _, sieve, allowance) = work.lists();
+        self.ready_bottoms(&mut bottoms, Piece::Whole, 0);
         sieve.reset(self.sizes.middle_balance(key), tier, layout);
-        Ok(sieve.count(&tops, &bottoms, 0, &AtomicBool::new(false), allowance))
+        let cancel = AtomicBool::new(false);
+        Ok(sieve.count_in_place(&mut tops, &mut bottoms, 0, &cancel, allowance))
     }
 }

@@ -2,7 +2,8 @@
 //! diagonal fields below the balance fields ([`Layout`]: from [`BALANCE_SHIFT`] up to
 //! n = 25, from bit `2n - 2` in five-bit fields past it), the tables' tail word ([`Tail`])
 //! and a tail's last queen ([`Last`]), the one mirror of top halves into bottom halves
-//! ([`mirror`]) and the one sort by balance ([`sort_by_byte`]) that both paths use. The
+//! ([`mirror`]) and the one sort by balance ([`copy_sorted_by_byte`]; [`sort_by_byte`] in
+//! place) that both paths use. The
 //! words are built by the tables, the key's bands and the kernels (`tables.rs`, `bands.rs`,
 //! `kernels/`) and counted by the sieve (`sieve.rs`); nothing here builds or counts them.
 //!
@@ -224,38 +225,46 @@ pub(super) fn mirror(words: &mut [u64], n: u32, layout: Layout) {
 
 /// Sorts `words` by their byte from bit `shift` on, keeping the order of words with the same
 /// byte (a counting sort: the balances take a few dozen values, and the lists are long),
-/// `scratch` lent for the pass (grown within `allowance`). The one sort of both paths: tops
-/// by their balance field, bottoms (mirrored) by theirs.
+/// `scratch` lent for the pass (grown within `allowance`). The tables' path's sort: tops by
+/// their balance field, bottoms (mirrored) by theirs.
 pub(super) fn sort_by_byte(
     words: &mut Vec<u64>,
     shift: u32,
     scratch: &mut Vec<u64>,
     allowance: &mut Allowance,
 ) -> Result<(), CountError> {
+    scratch.clear();
+    allowance.reserve(scratch, words.len())?;
+    copy_sorted_by_byte(words, shift, scratch);
+    std::mem::swap(words, scratch);
+    Ok(())
+}
+
+/// Appends `words` to the empty `out`, which has room for them, sorted by their byte from
+/// bit `shift` on as [`sort_by_byte`] sorts them. The wide path's sort, as it copies a
+/// block out of lists split in place (`sieve/in_place.rs`).
+pub(super) fn copy_sorted_by_byte(words: &[u64], shift: u32, out: &mut Vec<u64>) {
+    assert!(out.is_empty() && out.capacity() >= words.len());
     let byte = |word: u64| ((word >> shift) & 0xff) as usize;
     let mut starts = [0usize; 256];
-    for &word in words.iter() {
+    for &word in words {
         starts[byte(word)] += 1;
     }
     let mut at = 0;
     for start in starts.iter_mut() {
         (*start, at) = (at, at + *start);
     }
-    scratch.clear();
-    allowance.reserve(scratch, words.len())?;
     // Every slot is written once (the starts cut the list's length into one range per
     // byte), so nothing is zeroed first.
-    let free = &mut scratch.spare_capacity_mut()[..words.len()];
-    for &word in words.iter() {
+    let free = &mut out.spare_capacity_mut()[..words.len()];
+    for &word in words {
         let slot = &mut starts[byte(word)];
         free[*slot].write(word);
         *slot += 1;
     }
     // SAFETY: the words' slots are the ranges the starts cut `0..words.len()` into, one
     // word to a slot, so each of the first `words.len()` slots was written above.
-    unsafe { scratch.set_len(words.len()) };
-    std::mem::swap(words, scratch);
-    Ok(())
+    unsafe { out.set_len(words.len()) };
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ pub(super) struct Work {
     pub(super) tops: Vec<u64>,
     /// Its bottom halves.
     pub(super) bottoms: Vec<u64>,
-    /// Room for sorting either list.
+    /// Room for sorting either list (the tables' path; the wide path sorts in place).
     pub(super) scratch: Vec<u64>,
     /// The pair counter and its blocks.
     pub(super) sieve: Sieve,
