@@ -42,6 +42,7 @@
 //! - `bands.rs`: a key's own bands on the wide path, and the halves they make.
 //! - `tables.rs`: the tables of a board size, built a row at a time.
 //! - `sieve.rs`: a key's pairs counted by splitting on shared bits; a key cut in pieces.
+//!   `sieve/in_place.rs`: its top splits on the wide path, in place.
 //! - `narrow.rs`: the sieve's subtrees on words narrowed to 32 bits.
 //! - `sample.rs`: the bit to split on, from a sample of each block.
 //! - `kernels/`: the SIMD kernels, one dispatch for every tier (its `mod.rs` lists its

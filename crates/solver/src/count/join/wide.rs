@@ -46,8 +46,9 @@ pub(crate) const ENGINE_BYTES: usize = 7 << 28;
 /// what two engines take in all): its lists twice as long ([`Wide::chunk_for`]). A key's
 /// chunk pairs are each sieved from the start, and a sieve of shorter lists reaches its
 /// small blocks after fewer splits, so it compares more pairs that a split would have set
-/// apart: n = 28's part 4,072,170 of 2^22 on one core took 145 CPU-s with chunks of 2^25
-/// words (1.2 GB peak) and 82 with 2^27 (2.9 GB), the same solutions.
+/// apart: n = 28's part 4,072,170 of 2^22 on one core took 146 CPU-s with chunks of 2^25
+/// words copied in the sieve's top splits (2.8 GB peak) and 79 with 2^27 split in place
+/// (2.8 GB), the same solutions.
 pub(crate) const LONE_ENGINE_BYTES: usize = 2 * ENGINE_BYTES;
 
 /// Bytes each engine of a count of `engines` may take on the wide path at most:
