@@ -25,7 +25,7 @@ use self::caller::Caller;
 /// The counts `latency` checks its answers against.
 pub(crate) use self::oracle::SOLUTIONS;
 use self::outcome::{KINDS, Kind, Outcome, Tally};
-use self::report::{Sample, quiet_sample, report};
+use self::report::{Sample, quiet_sample, report, settled_sample};
 use queens::client::Access;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -131,7 +131,7 @@ pub async fn run(options: Options) -> bool {
         caller.await.expect("caller");
     }
     let end = match options.pid {
-        Some(pid) => quiet_sample(&gate, pid).await,
+        Some(pid) => settled_sample(&gate, pid, warm).await,
         None => None,
     };
     report(

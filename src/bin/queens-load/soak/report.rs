@@ -5,7 +5,7 @@
 
 use super::outcome::Tally;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::RwLock;
 
 /// Growth of the server's RSS (KiB) that counts as flat whatever 10 % of it is.
@@ -64,6 +64,28 @@ pub(super) async fn quiet_sample(gate: &RwLock<()>, pid: u32) -> Option<Sample> 
     let _quiet = gate.write().await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     Sample::take(pid)
+}
+
+/// How long the end's sample is taken again while it is not flat since the warm-up: the
+/// pool's stand-in threads, started while jobs gave way, end after 10 s without work (a run
+/// here ended at 11 threads against 8 after its warm-up, one second after its last calls).
+const SETTLE: Duration = Duration::from_secs(12);
+
+/// A quiet sample at the end, taken again each second for up to [`SETTLE`] while it is not
+/// flat since `warm`: threads and memory the last calls left go in that time, a leak stays.
+pub(super) async fn settled_sample(
+    gate: &RwLock<()>,
+    pid: u32,
+    warm: Option<Sample>,
+) -> Option<Sample> {
+    let until = Instant::now() + SETTLE;
+    loop {
+        let end = quiet_sample(gate, pid).await;
+        match (end, warm) {
+            (Some(now), Some(warm)) if !now.flat_since(&warm) && Instant::now() < until => {}
+            _ => return end,
+        }
+    }
 }
 
 /// Prints the calls by kind and the samples; true when the soak passed.
