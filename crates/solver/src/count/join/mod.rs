@@ -146,21 +146,29 @@ pub(super) fn key_list_bytes(keys: usize) -> u64 {
     (keys * (size_of::<Key>() + size_of::<Part>())) as u64
 }
 
-/// The pieces each of `keys` keys is counted in on `threads` engines: both sides of a cut
-/// when the keys are fewer than the engines, so that an engine that would have no key has
-/// a piece (the side without the cut's bit first: it holds about two thirds of the pairs);
-/// else the whole key. A cut costs its key's halves made twice: on shards of one key of
-/// n = 26 on 2 engines, 0.65 times the wall time at 1.03 to 1.10 times the CPU time; with
-/// three keys on two engines it took 0.82 times the wall time at 1.04 times the CPU, and
-/// with two or three keys that already kept both busy 1.06 times the wall at 1.08 times the
-/// CPU, so only an engine with nothing at all gets a piece.
-fn pieces(keys: usize, threads: usize) -> &'static [Piece] {
-    if keys < threads {
+/// The pieces each of `keys` keys of size `n` is counted in on `threads` engines: both
+/// sides of a cut when the keys are fewer than the engines, so that an engine that would
+/// have no key has a piece (the side without the cut's bit first: it holds about two thirds
+/// of the pairs), or from [`CUT_EVERY_KEY_FROM`] on; else the whole key. A cut costs its
+/// key's halves made twice: on shards of one key of n = 26 on 2 engines, 0.65 times the
+/// wall time at 1.03 to 1.10 times the CPU time; with three keys on two engines it took
+/// 0.82 times the wall time at 1.04 times the CPU, and with two or three keys that already
+/// kept both busy 1.06 times the wall at 1.08 times the CPU (n = 26's part 100 of 2^20,
+/// three keys, again with the splits in place: 1.07 times the wall at 1.12 times the CPU).
+fn pieces(n: u32, keys: usize, threads: usize) -> &'static [Piece] {
+    if keys < threads || (threads > 1 && n >= CUT_EVERY_KEY_FROM) {
         &[Piece::Without, Piece::With]
     } else {
         &[Piece::Whole]
     }
 }
+
+/// The size from which a count of two or more engines cuts every key in two ([`pieces`]):
+/// there a part of 2^22 holds two or three keys, one of them most of its work, whose lists
+/// (24 to 300 million words) pass an engine's chunk. n = 28's parts 4,072,170 and
+/// 3,236,100 of 2^22 on 2 engines took 0.92 and 0.63 times the wall time at 1.06 and 1.04
+/// times the CPU (1.61 and 1.80 of 2 CPUs busy, against 1.40 and 1.09).
+const CUT_EVERY_KEY_FROM: u32 = 28;
 
 /// Count's subproblems for `shard` of a plain board of size `n`, handed to `then`: of the
 /// list of the turn-fixed solutions, one per column of the first row's queen, then one per
@@ -198,7 +206,7 @@ pub(super) fn parts(
     shard_keys_into(n, n as usize, shard, &mut keys);
     let progress = &options.progress;
     let build = if keys.is_empty() { 0 } else { build_steps(n) };
-    let pieces = pieces(keys.len(), options.threads);
+    let pieces = pieces(n, keys.len(), options.threads);
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.

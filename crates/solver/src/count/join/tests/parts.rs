@@ -200,6 +200,36 @@ fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
     }
 }
 
+/// From `CUT_EVERY_KEY_FROM` on, a count of two engines cuts every key of its shard in two,
+/// though the keys outnumber the engines; a count of one engine keeps them whole.
+#[test]
+fn n_28_on_two_engines_cuts_every_key_in_two() {
+    let n = 28;
+    let shard = Shard {
+        index: 3_236_100,
+        count: 1 << 22,
+    };
+    let keys = keys_held(n, shard);
+    assert!(keys >= 2, "{keys} keys");
+    let pieces = |threads| -> Vec<Piece> {
+        let options = CountOptions {
+            threads,
+            ..CountOptions::default()
+        };
+        let parts = parts_now(n, shard, &options).unwrap();
+        parts
+            .iter()
+            .filter_map(|part| match &part.0 {
+                Kind::Key(_, _, piece, ..) => Some(*piece),
+                Kind::Turns(..) | Kind::Search(..) => None,
+            })
+            .collect()
+    };
+    let sides = [vec![Piece::Without; keys], vec![Piece::With; keys]].concat();
+    assert_eq!(pieces(2), sides);
+    assert_eq!(pieces(1), vec![Piece::Whole; keys]);
+}
+
 /// How many keys a shard holds agrees with the keys it is given, and the count of keys
 /// with the whole list.
 #[test]
