@@ -162,10 +162,8 @@ impl Sieve {
         };
         let mut room = copied(allowance);
         if !room {
-            for list in self.levels.iter_mut().flatten() {
-                allowance.release(list);
-            }
-            self.narrowed.release(allowance);
+            // The copies are taken out, so this gives back the blocks below them.
+            self.release(allowance);
             room = copied(allowance);
         }
         let counted = room.then(|| self.count(&tops, &bottoms, depth, cancel, allowance));

@@ -145,6 +145,23 @@ fn a_lone_engine_counts_in_longer_chunks() {
     );
 }
 
+/// The pieces of the key parts a count of size `n` on `threads` engines makes of `shard`,
+/// in their order.
+fn key_pieces(n: u32, shard: Shard, threads: usize) -> Vec<Piece> {
+    let options = CountOptions {
+        threads,
+        ..CountOptions::default()
+    };
+    let parts = parts_now(n, shard, &options).unwrap();
+    parts
+        .iter()
+        .filter_map(|part| match &part.0 {
+            Kind::Key(_, _, piece, ..) => Some(*piece),
+            Kind::Turns(..) | Kind::Search(..) => None,
+        })
+        .collect()
+}
+
 /// A shard with fewer keys than engines cuts each in two pieces, one part each, so that an
 /// engine that would have no key has work; on one engine, or with a key per engine, it
 /// does not; and the count is the same either way.
@@ -161,20 +178,7 @@ fn a_shard_of_fewer_keys_than_engines_cuts_them_in_two() {
     };
     assert_eq!(keys_held(n, one), 1);
     assert_eq!(keys_held(n, three), 3);
-    let pieces = |shard: Shard, threads| -> Vec<Piece> {
-        let options = CountOptions {
-            threads,
-            ..CountOptions::default()
-        };
-        let parts = parts_now(n, shard, &options).unwrap();
-        parts
-            .iter()
-            .filter_map(|part| match &part.0 {
-                Kind::Key(_, _, piece, ..) => Some(*piece),
-                Kind::Turns(..) | Kind::Search(..) => None,
-            })
-            .collect()
-    };
+    let pieces = |shard, threads| key_pieces(n, shard, threads);
     assert_eq!(pieces(one, 1), [Piece::Whole]);
     assert_eq!(pieces(one, 2), [Piece::Without, Piece::With]);
     let sides = [[Piece::Without; 3], [Piece::With; 3]].concat();
@@ -211,20 +215,7 @@ fn n_28_on_two_engines_cuts_every_key_in_two() {
     };
     let keys = keys_held(n, shard);
     assert!(keys >= 2, "{keys} keys");
-    let pieces = |threads| -> Vec<Piece> {
-        let options = CountOptions {
-            threads,
-            ..CountOptions::default()
-        };
-        let parts = parts_now(n, shard, &options).unwrap();
-        parts
-            .iter()
-            .filter_map(|part| match &part.0 {
-                Kind::Key(_, _, piece, ..) => Some(*piece),
-                Kind::Turns(..) | Kind::Search(..) => None,
-            })
-            .collect()
-    };
+    let pieces = |threads| key_pieces(n, shard, threads);
     let sides = [vec![Piece::Without; keys], vec![Piece::With; keys]].concat();
     assert_eq!(pieces(2), sides);
     assert_eq!(pieces(1), vec![Piece::Whole; keys]);
