@@ -44,6 +44,8 @@
 //! - `sieve.rs`: a key's pairs counted by splitting on shared bits; a key cut in pieces.
 //!   `sieve/in_place.rs`: its top splits on the wide path, in place.
 //! - `narrow.rs`: the sieve's subtrees on words narrowed to 32 bits.
+//! - `share.rs`: sides of the sieve's splits handed to the count's engines that have no
+//!   part left, so that a count's last key keeps every engine busy.
 //! - `sample.rs`: the bit to split on, from a sample of each block.
 //! - `kernels/`: the SIMD kernels, one dispatch for every tier (its `mod.rs` lists its
 //!   files); the only code here that names an instruction set or holds a tier's `unsafe`.
@@ -69,6 +71,7 @@ mod memory;
 mod narrow;
 mod path;
 mod sample;
+mod share;
 mod shared;
 mod sieve;
 mod sizes;
@@ -210,7 +213,15 @@ pub(super) fn parts(
     // The tables' steps count as subproblems, so that progress moves while they are built
     // (n = 24: seconds), and so do a turn-fixed part's (n = 24: about 2 s each); the engines
     // add the parts to the steps done.
-    let planned = build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len()) as u64;
+    // With two or more engines, each ends on a part that counts the sides of splits the
+    // others offer while they still count keys (`share.rs`).
+    let helpers = if options.threads > 1 {
+        options.threads
+    } else {
+        0
+    };
+    let planned =
+        build + turns.len() as u64 * (1 + ticks(n)) + (keys.len() * pieces.len() + helpers) as u64;
     progress.total.store(planned, Ordering::Relaxed);
     let turns: Vec<Part> = turns
         .into_iter()
@@ -246,7 +257,7 @@ pub(super) fn parts(
     let made = move |tables: Arc<Shared>| -> Result<Vec<Part>, CountError> {
         let mut parts = turns;
         if parts
-            .try_reserve_exact(keys.len() * pieces.len() + openings)
+            .try_reserve_exact(keys.len() * pieces.len() + openings + helpers)
             .is_err()
         {
             return Err(out_of_memory);
@@ -275,6 +286,9 @@ pub(super) fn parts(
                 let searching = Kind::Search(check.clone(), opening, recounts.clone());
                 parts.push(Part(searching));
             }
+        }
+        for _ in 0..helpers {
+            parts.push(Part(Kind::Help(works.clone())));
         }
         Ok(parts)
     };
@@ -354,6 +368,9 @@ enum Kind {
     /// columns' bits): none of the count's solutions (the key's join parts count them),
     /// only its share of the check, and the progress that counts the checks and their time.
     Search(Arc<Check>, [u32; 2], Arc<Progress>),
+    /// The sides of splits of keys that the count's other engines offer while they count
+    /// them (`share.rs`), counted on one of the count's lists: an engine's last part.
+    Help(Arc<Works>),
 }
 
 /// How a recounted key is counted again.
@@ -407,11 +424,16 @@ fn key_pairs(
     tables: &Shared,
     task: Task,
     check: Option<(Tier, &Progress)>,
+    share: bool,
     works: &Works,
     tally: Tally<'_>,
 ) -> Result<u64, CountError> {
     let (key, tier) = (task.key, task.tier);
     let mut work = works.take();
+    // A key that is counted again keeps all of its pairs, so that both counts see them.
+    let _running = works.exchange.started();
+    let shared = share.then(|| (works.exchange.clone(), key.weight));
+    work.sieve.share(shared);
     let mut count = |tier, tally: &mut dyn FnMut(u64)| {
         let task = Task { tier, ..task };
         tables.join.pairs_tallied(task, &mut work, tally)
@@ -436,6 +458,7 @@ fn key_pairs(
         }
         Ok(pairs)
     });
+    work.sieve.share(None);
     works.give(work);
     counted
 }
@@ -457,6 +480,7 @@ impl Subproblem for Part {
             Kind::Turns(..) => 0,
             Kind::Key(_, key, ..) => key.weight,
             Kind::Search(..) => 0,
+            Kind::Help(..) => 1,
         }
     }
 
@@ -468,7 +492,7 @@ impl Subproblem for Part {
     fn steps(&self, n: u32) -> u64 {
         match self.0 {
             Kind::Turns(..) => 1 + ticks(n),
-            Kind::Key(..) | Kind::Search(..) => 1,
+            Kind::Key(..) | Kind::Search(..) | Kind::Help(..) => 1,
         }
     }
 
@@ -501,7 +525,7 @@ impl Subproblem for Part {
                     tier,
                     cancel,
                 };
-                let pairs = key_pairs(tables, task, other, works, tally)?;
+                let pairs = key_pairs(tables, task, other, again.is_none(), works, tally)?;
                 match again {
                     Some(Again::Tier(_, progress)) if piece != Piece::Without => {
                         progress.recounted.fetch_add(1, Ordering::Relaxed);
@@ -516,6 +540,15 @@ impl Subproblem for Part {
                 }
                 Ok(Partial {
                     solutions: pairs.checked_mul(key.weight).ok_or(CountError::Overflow)?,
+                    classes: 0,
+                })
+            }
+            Kind::Help(works) => {
+                let mut work = works.take();
+                let helped = work.help(&works.exchange, cancel, tally);
+                works.give(work);
+                Ok(Partial {
+                    solutions: helped?,
                     classes: 0,
                 })
             }

@@ -2,7 +2,8 @@
 //! most sampled pairs share ([`Sieve`]), the small blocks left compared pair by pair (as
 //! 32-bit words of the bits they can meet on, where the tier narrows them) and weighed by
 //! the transposes' balance; and a key's count cut in two [`Piece`]s on the sieve's first
-//! bit, so that two engines can share a key. The words come from either path (`halves.rs`,
+//! bit, so that two engines can share a key; and a split's side offered to an engine that
+//! has no part left (`share.rs`). The words come from either path (`halves.rs`,
 //! `bands.rs`), their layout from `word.rs`; the split bit is `sample.rs`'s, the subtrees of
 //! splits that work on narrow words are `narrow.rs`'s, the top splits of lists too long to
 //! copy are made in place (`sieve/in_place.rs`), the partitions and pair tests are the
@@ -14,10 +15,12 @@ use super::kernels::{REGISTER, having, leaf, partition, runs, weighted_narrowed}
 use super::memory::Allowance;
 use super::narrow::{Narrowed, Subtree};
 use super::sample::densest;
+use super::share::{Branch, Exchange};
 use super::word::Layout;
 use crate::counts::CountError;
 use crate::pool::give_way;
 use crate::simd::Tier;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Two blocks of `x` and `y` words are compared pair by pair instead of split when
@@ -108,6 +111,9 @@ pub(super) struct Sieve {
     /// Blocks of lists kept in place of at most this many words in all are copied out
     /// (`in_place.rs`'s `GATHER`; less in tests).
     gather: usize,
+    /// Where it offers sides of its splits to idle engines (`share.rs`), and the weight of
+    /// the key's pairs; `None`: it counts every side itself.
+    share: Option<(Arc<Exchange>, u64)>,
 }
 
 impl Sieve {
@@ -121,7 +127,28 @@ impl Sieve {
             narrowed: Narrowed::default(),
             gathered: Default::default(),
             gather: in_place::GATHER,
+            share: None,
         }
+    }
+
+    /// Offers sides of its splits on `exchange` from now on, each pair standing for
+    /// `weight` solutions (`None`: counts every side itself).
+    pub(super) fn share(&mut self, share: Option<(Arc<Exchange>, u64)>) {
+        self.share = share;
+    }
+
+    /// Whether an idle engine took the side of `xs` and `ys` (`share.rs`): then it counts
+    /// them, not this sieve.
+    fn offered(&self, xs: &[u64], ys: &[u64]) -> bool {
+        self.share.as_ref().is_some_and(|(exchange, weight)| {
+            let branch = Branch {
+                middle: self.middle,
+                layout: self.layout,
+                tier: self.tier,
+                weight: *weight,
+            };
+            exchange.offer(xs, ys, branch)
+        })
     }
 
     /// The sieve, its room kept, for a key whose middle queen has balance `middle`, its tests
@@ -236,13 +263,20 @@ impl Sieve {
             split = self.split(longer, shorter, bit, &mut blocks, allowance);
         }
         let counted = match split {
-            Ok(()) if xs_longer => {
-                self.count(&with, &rest, depth + 1, cancel, allowance)
-                    + self.count(&without, ys, depth + 1, cancel, allowance)
-            }
             Ok(()) => {
-                self.count(&rest, &with, depth + 1, cancel, allowance)
-                    + self.count(xs, &without, depth + 1, cancel, allowance)
+                // The side of the longer list's words with the bit, then the side without
+                // it; an idle engine may take the first (`share.rs`).
+                let ((xa, ya), (xb, yb)) = if xs_longer {
+                    ((&with[..], &rest[..]), (&without[..], ys))
+                } else {
+                    ((&rest[..], &with[..]), (xs, &without[..]))
+                };
+                let first = if self.offered(xa, ya) {
+                    0
+                } else {
+                    self.count(xa, ya, depth + 1, cancel, allowance)
+                };
+                first + self.count(xb, yb, depth + 1, cancel, allowance)
             }
             Err(_) => {
                 // No room: the longer list in halves, each split (or compared) on its own.

@@ -8,12 +8,13 @@
 use super::bands::KeyBands;
 use super::keys::Key;
 use super::memory::Allowance;
+use super::share::{Exchange, Lent};
 use super::sieve::{Piece, Sieve};
 use crate::counts::CountError;
 use crate::simd::Tier;
 use crate::sync::lock;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What an engine is asked of one key: the key, which of its pairs (a [`Piece`]), the tier
 /// of its kernels, and the flag that stops it.
@@ -98,6 +99,45 @@ impl Work {
         })
     }
 
+    /// Counts the sides of splits that other engines of the count offer on `exchange`
+    /// (`share.rs`), its lists parked there between them, until nothing counts any more:
+    /// their solutions, each side's handed to `tally` as it ends; `Cancelled` if `cancel`
+    /// is raised meanwhile.
+    pub(super) fn help(
+        &mut self,
+        exchange: &Arc<Exchange>,
+        cancel: &AtomicBool,
+        tally: &mut dyn FnMut(u64),
+    ) -> Result<u64, CountError> {
+        let mut solutions = 0u64;
+        loop {
+            let lent = Lent {
+                tops: std::mem::take(&mut self.tops),
+                bottoms: std::mem::take(&mut self.bottoms),
+                allowance: std::mem::replace(&mut self.allowance, Allowance::new(0)),
+            };
+            let (lent, branch) = exchange.park(lent, cancel);
+            (self.tops, self.bottoms, self.allowance) = (lent.tops, lent.bottoms, lent.allowance);
+            let Some(branch) = branch else { break };
+            let side = exchange.taken();
+            let (tops, bottoms, _, sieve, allowance) = self.lists();
+            sieve.reset(branch.middle, branch.tier, branch.layout);
+            sieve.share(Some((exchange.clone(), branch.weight)));
+            let pairs = sieve.count(tops, bottoms, 0, cancel, allowance);
+            sieve.share(None);
+            drop(side);
+            let side = pairs
+                .checked_mul(branch.weight)
+                .ok_or(CountError::Overflow)?;
+            tally(side);
+            solutions = solutions.checked_add(side).ok_or(CountError::Overflow)?;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CountError::Cancelled);
+        }
+        Ok(solutions)
+    }
+
     /// Bytes its lists hold room for now.
     #[cfg(test)]
     pub(super) fn bytes(&self) -> usize {
@@ -114,6 +154,8 @@ pub(super) struct Works {
     spare: Mutex<Vec<Work>>,
     /// Each one's allowance.
     bytes: usize,
+    /// Where the engines share a key's sides when some have no part left (`share.rs`).
+    pub(super) exchange: Arc<Exchange>,
 }
 
 impl Works {
@@ -122,6 +164,7 @@ impl Works {
         Works {
             spare: Mutex::new(Vec::new()),
             bytes,
+            exchange: Arc::default(),
         }
     }
 

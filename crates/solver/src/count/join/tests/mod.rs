@@ -4,7 +4,7 @@
 //! - `parts.rs`: a count's parts: shared tables, pieces, shards, memory, cancellation,
 //!   progress, recounts.
 //! - `sieve.rs`: the keys, the sieve's sampling and its weighted pair tests against the
-//!   definition.
+//!   definition, and its sides shared with a parked engine.
 //! - `search.rs`: parts of n = 25 to 28 against a plain search.
 //! - `check.rs`: the second opinion (a key's plain search) against OEIS and the join, and
 //!   in a count.
@@ -24,6 +24,7 @@ use super::keys::{self, Key, subsets};
 use super::memory::Allowance;
 use super::path::Join;
 use super::sample::{LONG_BLOCK, LONG_SAMPLE, SAMPLE, density};
+use super::share::{Exchange, OFFER_PAIRS};
 use super::sieve::{Piece, Sieve};
 use super::tables::build_steps;
 use super::wide::{CHUNK, engine_bytes};

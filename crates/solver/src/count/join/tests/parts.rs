@@ -15,7 +15,7 @@ fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, 
 fn tables_of(parts: &[Part]) -> Option<*const shared::Shared> {
     parts.iter().find_map(|part| match &part.0 {
         Kind::Key(tables, ..) => Some(Arc::as_ptr(tables)),
-        Kind::Turns(..) | Kind::Search(..) => None,
+        Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
     })
 }
 
@@ -157,7 +157,7 @@ fn key_pieces(n: u32, shard: Shard, threads: usize) -> Vec<Piece> {
         .iter()
         .filter_map(|part| match &part.0 {
             Kind::Key(_, _, piece, ..) => Some(*piece),
-            Kind::Turns(..) | Kind::Search(..) => None,
+            Kind::Turns(..) | Kind::Search(..) | Kind::Help(..) => None,
         })
         .collect()
 }
@@ -442,4 +442,31 @@ fn recounted_keys_agree_and_a_disagreeing_recount_ends_the_count() {
     }
     assert_eq!(top.count_ones(), n / 2, "a key's top half: {top:#b}");
     eprintln!("recounts: {some} of {keys} keys at 0.5; in {first_tier} then {other}");
+}
+
+/// A count of two or more engines ends with one part per engine that counts the sides of
+/// splits the others offer (`share.rs`), after every key; a count of one engine has none.
+#[test]
+fn each_engine_of_a_shared_count_ends_on_a_part_that_helps() {
+    for threads in [1, 2, 3] {
+        let options = CountOptions {
+            threads,
+            ..CountOptions::default()
+        };
+        let parts = parts_now(
+            17,
+            Shard {
+                index: 5,
+                count: 64,
+            },
+            &options,
+        )
+        .unwrap();
+        let helps = |part: &&Part| matches!(part.0, Kind::Help(..));
+        let last = parts.iter().rev().take_while(helps).count();
+        let all = parts.iter().filter(helps).count();
+        let wanted = if threads > 1 { threads } else { 0 };
+        assert_eq!((last, all), (wanted, wanted), "{threads} engines");
+        assert!(parts.len() > wanted);
+    }
 }

@@ -173,3 +173,60 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
         }
     }
 }
+
+/// A sieve that offers the sides of its splits to a parked engine (`share.rs`) counts, with
+/// that engine, what it counts alone, in every tier: random sorted lists long enough that
+/// the first splits' sides pass [`OFFER_PAIRS`]; the engine took some, weighed them by the
+/// key's weight, and handed each to its tally.
+#[test]
+fn a_sieve_and_a_parked_engine_count_what_the_sieve_counts_alone() {
+    let tiers = tiers_to_test("a_sieve_and_a_parked_engine_count_what_the_sieve_counts_alone");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut word = |shift: u32| {
+        let bits = next();
+        let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+        (bits & (bits >> 3) & (bits >> 6) & 0xff_ffff_ffff) | (balance << shift)
+    };
+    let mut xs: Vec<u64> = (0..60_000).map(|_| word(BALANCE_SHIFT)).collect();
+    let mut ys: Vec<u64> = (0..50_000).map(|_| word(BALANCE_SHIFT + 8)).collect();
+    xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
+    ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
+    assert!(xs.len() * ys.len() / 4 > OFFER_PAIRS);
+    let cancel = AtomicBool::new(false);
+    for tier in tiers {
+        let room = || Allowance::new(usize::MAX);
+        let alone = Sieve::new(1, tier).count(&xs, &ys, 0, &cancel, &mut room());
+        assert!(alone > 0);
+        let exchange = Arc::new(Exchange::default());
+        let running = exchange.started();
+        let parked = {
+            let exchange = exchange.clone();
+            std::thread::spawn(move || {
+                let mut tallied = 0;
+                let mut work = Work::new(usize::MAX);
+                let cancel = AtomicBool::new(false);
+                let helped = work.help(&exchange, &cancel, &mut |side| tallied += side);
+                helped.map(|helped| (helped, tallied))
+            })
+        };
+        while exchange.idle() == 0 {
+            std::thread::yield_now();
+        }
+        let mut sieve = Sieve::new(1, tier);
+        sieve.share(Some((exchange.clone(), 3)));
+        let kept = sieve.count(&xs, &ys, 0, &cancel, &mut room());
+        drop(running);
+        let (helped, tallied) = parked.join().unwrap().unwrap();
+        assert!(exchange.given() > 0, "{}", tier.name());
+        assert_eq!(helped, tallied, "{}", tier.name());
+        assert!(helped > 0 && helped % 3 == 0, "{}", tier.name());
+        assert_eq!(kept + helped / 3, alone, "{}", tier.name());
+        assert_eq!(exchange.idle(), 0, "{}", tier.name());
+    }
+}
