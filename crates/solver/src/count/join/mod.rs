@@ -419,7 +419,8 @@ static SEARCH_FAULT: AtomicU64 = AtomicU64::new(0);
 /// A task's weighted pairs (its piece's of its key's), counted in its tier and, when `check` names
 /// another tier, again in that one (the time it took added to `progress`): `Recounted` if
 /// the two differ. The first count hands `tally` its pairs as it finds them
-/// (`Join::pairs_tallied`).
+/// (`Join::pairs_tallied`); with `share`, it offers sides of its splits to the count's
+/// parked engines (`share.rs`), and its pairs are then those it kept.
 fn key_pairs(
     tables: &Shared,
     task: Task,
@@ -430,7 +431,6 @@ fn key_pairs(
 ) -> Result<u64, CountError> {
     let (key, tier) = (task.key, task.tier);
     let mut work = works.take();
-    // A key that is counted again keeps all of its pairs, so that both counts see them.
     let _running = works.exchange.started();
     let shared = share.then(|| (works.exchange.clone(), key.weight));
     work.sieve.share(shared);
@@ -525,6 +525,7 @@ impl Subproblem for Part {
                     tier,
                     cancel,
                 };
+                // A key counted again keeps all of its pairs, so that both counts see them.
                 let pairs = key_pairs(tables, task, other, again.is_none(), works, tally)?;
                 match again {
                     Some(Again::Tier(_, progress)) if piece != Piece::Without => {
