@@ -230,3 +230,32 @@ fn a_sieve_and_a_parked_engine_count_what_the_sieve_counts_alone() {
         assert_eq!(exchange.idle(), 0, "{}", tier.name());
     }
 }
+
+/// A parked engine leaves at once when nothing counts a key, and, while a part still
+/// counts one, when its count is cancelled (`Cancelled`), its lists given back either way.
+#[test]
+fn a_parked_engine_leaves_when_nothing_counts_or_when_cancelled() {
+    let exchange = Arc::new(Exchange::default());
+    let mut work = Work::new(1 << 20);
+    work.tops.push(7);
+    let calm = AtomicBool::new(false);
+    assert_eq!(work.help(&exchange, &calm, &mut |_| ()), Ok(0));
+    assert_eq!((work.tops.as_slice(), exchange.idle()), (&[7u64][..], 0));
+    let running = exchange.started();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let parked = {
+        let (exchange, cancel) = (exchange.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            let helped = work.help(&exchange, &cancel, &mut |_| ());
+            (helped, work)
+        })
+    };
+    while exchange.idle() == 0 {
+        std::thread::yield_now();
+    }
+    cancel.store(true, Ordering::Relaxed);
+    let (helped, work) = parked.join().unwrap();
+    assert_eq!(helped, Err(CountError::Cancelled));
+    assert_eq!((work.tops.as_slice(), exchange.idle()), (&[7u64][..], 0));
+    drop(running);
+}
