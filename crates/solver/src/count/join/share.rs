@@ -75,8 +75,10 @@ struct State {
     running: usize,
     /// The parked engines' lists, by ticket.
     parked: Vec<(u64, Lent)>,
-    /// Lists filled with a side, by ticket, for their engines to take back.
-    filled: Vec<(u64, Lent, Branch)>,
+    /// Lists given back, by ticket, for their engines to take: filled with a side, or
+    /// (`None`) without room for one, so that their engine leaves rather than be offered
+    /// the next side it has no room for either.
+    filled: Vec<(u64, Lent, Option<Branch>)>,
     /// The next parked engine's ticket.
     tickets: u64,
 }
@@ -109,7 +111,7 @@ impl Exchange {
     /// Hands the side of `xs` (tops) and `ys` (bottoms) to a parked engine, its pairs
     /// weighed as `branch` says: `true` if one took it (copied into its lists, within its
     /// room), `false` if none is parked, the side is too small or too large to offer, or
-    /// the engine had no room for it; then the caller counts it.
+    /// the engine had no room for it (it then leaves); then the caller counts it.
     pub(super) fn offer(&self, xs: &[u64], ys: &[u64], branch: Branch) -> bool {
         if self.idle.load(Ordering::Relaxed) == 0
             || xs.len().saturating_mul(ys.len()) < OFFER_PAIRS
@@ -133,22 +135,20 @@ impl Exchange {
         let copied = copy_into(&mut lent.tops, xs, &mut lent.allowance).is_ok()
             && copy_into(&mut lent.bottoms, ys, &mut lent.allowance).is_ok();
         let mut state = lock(&self.state);
+        state.filled.push((ticket, lent, copied.then_some(branch)));
         if copied {
-            state.filled.push((ticket, lent, branch));
             #[cfg(test)]
             self.given.fetch_add(1, Ordering::Relaxed);
         } else {
-            state.parked.push((ticket, lent));
-            self.idle.fetch_add(1, Ordering::Relaxed);
             state.running -= 1;
         }
         self.wake.notify_all();
         copied
     }
 
-    /// Parks `lent` until a side is copied into it or nothing counts any more (or `cancel`
-    /// is raised): the lists back, and the side's [`Branch`] if there is one. Gives way to
-    /// other pool jobs while it waits.
+    /// Parks `lent` until a side is copied into it, an offer found no room in it, or
+    /// nothing counts any more (or `cancel` is raised): the lists back, and the side's
+    /// [`Branch`] if there is one. Gives way to other pool jobs while it waits.
     pub(super) fn park(&self, lent: Lent, cancel: &AtomicBool) -> (Lent, Option<Branch>) {
         let mut state = lock(&self.state);
         let ticket = state.tickets;
@@ -158,7 +158,7 @@ impl Exchange {
         loop {
             if let Some(at) = state.filled.iter().position(|(t, ..)| *t == ticket) {
                 let (_, lent, branch) = state.filled.swap_remove(at);
-                return (lent, Some(branch));
+                return (lent, branch);
             }
             // Still parked unless an offer holds it (then `running` is not 0).
             let parked = state.parked.iter().position(|(t, _)| *t == ticket);

@@ -24,7 +24,7 @@ use super::keys::{self, Key, subsets};
 use super::memory::Allowance;
 use super::path::Join;
 use super::sample::{LONG_BLOCK, LONG_SAMPLE, SAMPLE, density};
-use super::share::{Exchange, OFFER_PAIRS};
+use super::share::{Branch, Exchange, OFFER_PAIRS};
 use super::sieve::{Piece, Sieve};
 use super::tables::build_steps;
 use super::wide::{CHUNK, engine_bytes};

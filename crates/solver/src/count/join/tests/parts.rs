@@ -11,6 +11,12 @@ fn parts_now(n: u32, shard: Shard, options: &CountOptions) -> Result<Vec<Part>, 
     wait(|done| pool.spawn(move || parts(n, shard, &options, &on, done))).expect("parts")
 }
 
+/// A shard of n = 17 with a few keys, for the tests that look at a count's parts.
+const SHARD_OF_17: Shard = Shard {
+    index: 5,
+    count: 64,
+};
+
 /// The tables a count's key parts share, if it has any.
 fn tables_of(parts: &[Part]) -> Option<*const shared::Shared> {
     parts.iter().find_map(|part| match &part.0 {
@@ -35,15 +41,7 @@ fn a_raised_flag_stops_the_tables() {
 fn counts_of_one_size_share_the_tables_and_an_empty_shard_builds_none() {
     let options = CountOptions::default();
     let whole = parts_now(17, Shard::WHOLE, &options).unwrap();
-    let shard = parts_now(
-        17,
-        Shard {
-            index: 5,
-            count: 64,
-        },
-        &options,
-    )
-    .unwrap();
+    let shard = parts_now(17, SHARD_OF_17, &options).unwrap();
     let (a, b) = (tables_of(&whole), tables_of(&shard));
     assert!(a.is_some() && a == b, "one set of tables for both");
     assert!(shared::alive(17));
@@ -453,15 +451,7 @@ fn each_engine_of_a_shared_count_ends_on_a_part_that_helps() {
             threads,
             ..CountOptions::default()
         };
-        let parts = parts_now(
-            17,
-            Shard {
-                index: 5,
-                count: 64,
-            },
-            &options,
-        )
-        .unwrap();
+        let parts = parts_now(17, SHARD_OF_17, &options).unwrap();
         let helps = |part: &&Part| matches!(part.0, Kind::Help(..));
         let last = parts.iter().rev().take_while(helps).count();
         let all = parts.iter().filter(helps).count();

@@ -88,6 +88,24 @@ fn the_sampled_bit_counts_match_on_every_tier() {
     }
 }
 
+/// `len` random words from the xorshift `state`: sparse bits of `field` (each about one in
+/// eight), so that some pairs are disjoint, and a balance of -5 to 5 in the field at `shift`.
+fn sparse_words(state: &mut u64, field: u64, shift: u32, len: usize) -> Vec<u64> {
+    let mut next = || {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    };
+    (0..len)
+        .map(|_| {
+            let bits = next();
+            let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
+            (bits & (bits >> 3) & (bits >> 6) & field) | (balance << shift)
+        })
+        .collect()
+}
+
 #[test]
 fn the_blocks_count_disjoint_pairs_like_the_definition() {
     // Random words with random balances, every tier, the weighted sieve against the
@@ -102,21 +120,9 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
     assert_eq!(spread.count_ones(), 30);
     for (field, narrowed) in [(0xff_ffff_ffffu64, false), (spread, true)] {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        // Sparse words, so that some pairs are disjoint; balances -5..=5 in their fields.
-        let mut word = |shift: u32| {
-            let bits = next();
-            let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
-            (bits & (bits >> 3) & (bits >> 6) & field) | (balance << shift)
-        };
         // Long enough that every tier splits them before its pair tests.
-        let mut xs: Vec<u64> = (0..1517).map(|_| word(BALANCE_SHIFT)).collect();
-        let mut ys: Vec<u64> = (0..1389).map(|_| word(BALANCE_SHIFT + 8)).collect();
+        let mut xs = sparse_words(&mut state, field, BALANCE_SHIFT, 1517);
+        let mut ys = sparse_words(&mut state, field, BALANCE_SHIFT + 8, 1389);
         let disjoint = xs
             .iter()
             .map(|&x| ys.iter().filter(|&&y| x & y == 0).count() as u64)
@@ -182,19 +188,8 @@ fn the_blocks_count_disjoint_pairs_like_the_definition() {
 fn a_sieve_and_a_parked_engine_count_what_the_sieve_counts_alone() {
     let tiers = tiers_to_test("a_sieve_and_a_parked_engine_count_what_the_sieve_counts_alone");
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let mut word = |shift: u32| {
-        let bits = next();
-        let balance = 2 * BAND_BIAS as u64 - 5 + next() % 11;
-        (bits & (bits >> 3) & (bits >> 6) & 0xff_ffff_ffff) | (balance << shift)
-    };
-    let mut xs: Vec<u64> = (0..60_000).map(|_| word(BALANCE_SHIFT)).collect();
-    let mut ys: Vec<u64> = (0..50_000).map(|_| word(BALANCE_SHIFT + 8)).collect();
+    let mut xs = sparse_words(&mut state, 0xff_ffff_ffff, BALANCE_SHIFT, 60_000);
+    let mut ys = sparse_words(&mut state, 0xff_ffff_ffff, BALANCE_SHIFT + 8, 50_000);
     xs.sort_unstable_by_key(|&x| x >> BALANCE_SHIFT);
     ys.sort_unstable_by_key(|&y| y >> (BALANCE_SHIFT + 8));
     assert!(xs.len() * ys.len() / 4 > OFFER_PAIRS);
@@ -257,5 +252,36 @@ fn a_parked_engine_leaves_when_nothing_counts_or_when_cancelled() {
     let (helped, work) = parked.join().unwrap();
     assert_eq!(helped, Err(CountError::Cancelled));
     assert_eq!((work.tops.as_slice(), exchange.idle()), (&[7u64][..], 0));
+    drop(running);
+}
+
+/// A side offered to a parked engine without room for it stays with the sieve that offered
+/// it, and that engine leaves (while a key is still counted) rather than be offered the
+/// next side it could not take either.
+#[test]
+fn a_parked_engine_without_room_for_a_side_leaves() {
+    let exchange = Arc::new(Exchange::default());
+    let running = exchange.started();
+    let parked = {
+        let exchange = exchange.clone();
+        std::thread::spawn(move || {
+            let mut work = Work::new(0);
+            work.help(&exchange, &AtomicBool::new(false), &mut |_| ())
+        })
+    };
+    while exchange.idle() == 0 {
+        std::thread::yield_now();
+    }
+    let side = vec![0u64; 1 << 15];
+    assert!(side.len() * side.len() >= OFFER_PAIRS);
+    let branch = Branch {
+        middle: 0,
+        layout: Layout::NARROW,
+        tier: tier(),
+        weight: 1,
+    };
+    assert!(!exchange.offer(&side, &side, branch));
+    assert_eq!(parked.join().unwrap(), Ok(0));
+    assert_eq!((exchange.idle(), exchange.given()), (0, 0));
     drop(running);
 }
